@@ -1,0 +1,174 @@
+// Package command is the glue the mtkit mains share: standard streams that
+// tests can replace, urfave/cli apps that never write usage errors to
+// stdout, exit codes, two-stage Ctrl-C handling and the version string.
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+// Exit codes shared by the tools.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1
+	ExitUsage       = 2
+	ExitCheckFailed = 3 // mtstats --check: an SLO was not met
+	ExitInterrupted = 130
+)
+
+// Streams are a tool's standard streams and signal source.
+type Streams struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+	// Signals delivers interrupts (SIGINT, SIGTERM); nil means none.
+	Signals <-chan os.Signal
+}
+
+// IsTerminal reports whether w is a terminal (progress is drawn only then).
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// ExitError is an error that carries an exit code.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Exit wraps err with an exit code; a nil err exits silently with code.
+func Exit(code int, err error) error { return &ExitError{Code: code, Err: err} }
+
+// Usagef returns a usage error (exit code 2).
+func Usagef(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// NewApp returns an app that writes help to s.Out, errors to s.Err, turns
+// flag errors into usage errors (exit 2, on stderr) and never calls
+// os.Exit itself.
+func NewApp(name, usage string, s Streams) *cli.App {
+	return &cli.App{
+		Name:                   name,
+		Usage:                  usage,
+		Version:                Version(),
+		Reader:                 s.In,
+		Writer:                 s.Out,
+		ErrWriter:              s.Err,
+		HideHelpCommand:        true,
+		UseShortOptionHandling: true,
+		ExitErrHandler:         func(*cli.Context, error) {},
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return Usagef("%v (see %s --help)", err, name)
+		},
+	}
+}
+
+// Run runs app with args (args[0] is the program name) and returns the
+// exit code, printing any error to stderr as "name: message".
+func Run(ctx context.Context, app *cli.App, args []string) int {
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitFailure
+	var ee *ExitError
+	var ce cli.ExitCoder
+	switch {
+	case errors.As(err, &ee):
+		code = ee.Code
+		if ee.Err == nil {
+			return code
+		}
+	case errors.As(err, &ce):
+		code = ce.ExitCode()
+	case strings.HasPrefix(err.Error(), "flag provided but not defined"),
+		strings.HasPrefix(err.Error(), "Required flag"):
+		code = ExitUsage
+	}
+	fmt.Fprintf(app.ErrWriter, "%s: %v\n", app.Name, err)
+	return code
+}
+
+// Interrupts turns a signal channel into two contexts: stop is cancelled
+// by the first signal (start no new work, finish what is in flight), abort
+// by the second (cancel in-flight work). Calling release stops watching.
+func Interrupts(parent context.Context, sig <-chan os.Signal) (stop, abort context.Context, release func()) {
+	abort, cancelAbort := context.WithCancel(parent)
+	stop, cancelStop := context.WithCancel(abort)
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				return
+			case _, ok := <-sig:
+				if !ok {
+					return
+				}
+				n++
+				if n == 1 {
+					cancelStop()
+				} else {
+					cancelAbort()
+					return
+				}
+			}
+		}
+	}()
+	return stop, abort, func() {
+		close(done)
+		cancelStop()
+		cancelAbort()
+	}
+}
+
+// Version is the module version from the build info, or the VCS revision
+// for builds from a checkout.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return rev
+}

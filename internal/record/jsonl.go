@@ -1,0 +1,116 @@
+package record
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/mtkit/mtkit/internal/jsonl"
+)
+
+// Encoder writes records.
+type Encoder interface {
+	// Encode writes one record; it is readable once Encode returns.
+	Encode(r *Record) error
+	// Close flushes and finalizes the output (Parquet writes its footer).
+	Close() error
+}
+
+// JSONEncoder writes records as JSON lines and flushes after each, so a
+// killed process leaves only complete lines.
+type JSONEncoder struct {
+	w   io.Writer
+	enc *json.Encoder
+}
+
+var _ Encoder = (*JSONEncoder)(nil)
+
+// NewJSONEncoder returns an encoder to w. If w has Flush() error, it is
+// called after each record.
+func NewJSONEncoder(w io.Writer) *JSONEncoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &JSONEncoder{w: w, enc: enc}
+}
+
+// Encode writes r as one line.
+func (e *JSONEncoder) Encode(r *Record) error {
+	if err := e.enc.Encode(r); err != nil {
+		return err
+	}
+	return e.Flush()
+}
+
+// Flush flushes the destination if it buffers.
+func (e *JSONEncoder) Flush() error {
+	if f, ok := e.w.(interface{ Flush() error }); ok {
+		return f.Flush()
+	}
+	return nil
+}
+
+// Close flushes; it does not close the destination.
+func (e *JSONEncoder) Close() error { return e.Flush() }
+
+// SyntaxError is a malformed record line, located by file and line.
+type SyntaxError = jsonl.Error
+
+// JSONDecoder reads JSONL records with no line-length limit. Its API is
+// modeled on bufio.Scanner; per-line problems are returned by Scan's
+// caller through Err as *SyntaxError and do not stop the scan.
+type JSONDecoder struct {
+	name  string
+	lines *jsonl.Lines
+	rec   Record
+	err   error
+	fatal bool
+}
+
+// NewJSONDecoder returns a decoder of r (already decompressed); name is
+// used in errors.
+func NewJSONDecoder(r io.Reader, name string) *JSONDecoder {
+	return &JSONDecoder{name: name, lines: jsonl.NewLines(r)}
+}
+
+// Scan reads the next line. It returns true when a line was consumed:
+// then either Err is nil and Record holds it, or Err is a *SyntaxError for
+// that line. It returns false at the end of input or on a read error.
+func (d *JSONDecoder) Scan() bool {
+	if d.fatal {
+		return false
+	}
+	d.err = nil
+	line, n, err := d.lines.Next()
+	if err == io.EOF {
+		return false
+	}
+	if err != nil {
+		d.err, d.fatal = fmt.Errorf("%s: %w", d.name, err), true
+		return false
+	}
+	d.rec = Record{}
+	if err := json.Unmarshal(line, &d.rec); err != nil {
+		d.err = &SyntaxError{File: d.name, Line: n, Err: jsonl.FieldError(err)}
+	} else if err := d.rec.validate(); err != nil {
+		d.err = &SyntaxError{File: d.name, Line: n, Err: err}
+	}
+	return true
+}
+
+// Record returns the record of the last successful Scan.
+func (d *JSONDecoder) Record() *Record { return &d.rec }
+
+// Err returns the problem with the last line, or a read error.
+func (d *JSONDecoder) Err() error { return d.err }
+
+func (r *Record) validate() error {
+	switch {
+	case r.RunID == "":
+		return fmt.Errorf("run_id: missing")
+	case r.Start.IsZero():
+		return fmt.Errorf("start: missing")
+	case r.End.Before(r.Start):
+		return fmt.Errorf("end: %s is before start %s", r.End, r.Start)
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+// Package record defines the per-request record that mtrun writes and
+// mtstats reads, and its codecs: JSONL (one record per line) and Parquet.
+// Field names are identical in both; durations are nanoseconds (_ns),
+// timestamps RFC 3339 with nanoseconds in JSON and int64 ns in Parquet.
+// Every record is self-contained (run id, shard, seq), so record streams
+// from several runs or hosts can simply be concatenated.
+package record
+
+import "time"
+
+// Phases of a run.
+const (
+	PhaseWarmup  = "warmup"
+	PhaseMeasure = "measure"
+)
+
+// Error classes, stable values of Record.ErrorClass.
+const (
+	ErrNone      = ""
+	ErrConnect   = "connect"     // dial, reset, refused, EOF before headers
+	ErrTimeout   = "timeout"     // request timeout
+	ErrHTTP4xx   = "http_4xx"    // 4xx other than 429 and context length
+	ErrRateLimit = "rate_limit"  // 429
+	ErrHTTP5xx   = "http_5xx"    // 5xx
+	ErrStream    = "stream"      // malformed or truncated stream
+	ErrCanceled  = "canceled"    // aborted by the user (second Ctrl-C)
+	ErrContext   = "context_len" // prompt does not fit the model
+)
+
+// Record is one request attempt of one turn of one conversation.
+type Record struct {
+	// Identity.
+	RunID          string `json:"run_id" parquet:"run_id,dict"`
+	Shard          int    `json:"shard" parquet:"shard"`
+	Seq            int64  `json:"seq" parquet:"seq"`
+	ConversationID string `json:"conversation_id" parquet:"conversation_id,dict"`
+	Turn           int    `json:"turn" parquet:"turn"`
+	Attempt        int    `json:"attempt" parquet:"attempt"`
+	Choice         int    `json:"choice" parquet:"choice"`
+	Client         int    `json:"client" parquet:"client"`
+	Phase          string `json:"phase" parquet:"phase,dict"`
+	Model          string `json:"model" parquet:"model,dict"`
+
+	// Timestamps.
+	Scheduled  time.Time  `json:"scheduled" parquet:"scheduled,timestamp(nanosecond)"`
+	Start      time.Time  `json:"start" parquet:"start,timestamp(nanosecond)"`
+	FirstToken *time.Time `json:"first_token,omitempty" parquet:"first_token,optional,timestamp(nanosecond)"`
+	End        time.Time  `json:"end" parquet:"end,timestamp(nanosecond)"`
+
+	// Timings (ns).
+	TTFTNs            *int64   `json:"ttft_ns,omitempty" parquet:"ttft_ns,optional"`
+	TTFTContentNs     *int64   `json:"ttft_content_ns,omitempty" parquet:"ttft_content_ns,optional"`
+	TPOTNs            *float64 `json:"tpot_ns,omitempty" parquet:"tpot_ns,optional"`
+	ITLNs             []int64  `json:"itl_ns,omitempty" parquet:"itl_ns,list"`
+	LatencyNs         int64    `json:"latency_ns" parquet:"latency_ns"`
+	IntendedLatencyNs int64    `json:"intended_latency_ns" parquet:"intended_latency_ns"`
+	LatenessNs        int64    `json:"lateness_ns" parquet:"lateness_ns"`
+	ThinkPlannedNs    int64    `json:"think_planned_ns" parquet:"think_planned_ns"`
+	ThinkActualNs     int64    `json:"think_actual_ns" parquet:"think_actual_ns"`
+
+	// Sizes: server usage (nil when the server did not report) and client counts.
+	PromptTokens           *int64 `json:"prompt_tokens" parquet:"prompt_tokens,optional"`
+	CompletionTokens       *int64 `json:"completion_tokens" parquet:"completion_tokens,optional"`
+	CachedTokens           *int64 `json:"cached_tokens" parquet:"cached_tokens,optional"`
+	ReasoningTokens        *int64 `json:"reasoning_tokens,omitempty" parquet:"reasoning_tokens,optional"`
+	ClientPromptTokens     int64  `json:"client_prompt_tokens" parquet:"client_prompt_tokens"`
+	ClientCompletionTokens int64  `json:"client_completion_tokens" parquet:"client_completion_tokens"`
+	InputMessages          int    `json:"input_messages" parquet:"input_messages"`
+	DroppedMessages        int    `json:"dropped_messages" parquet:"dropped_messages"`
+	MaxTokens              int    `json:"max_tokens" parquet:"max_tokens"`
+	MinTokens              int    `json:"min_tokens" parquet:"min_tokens"`
+	Chunks                 int    `json:"chunks" parquet:"chunks"`
+	ReasoningChunks        int    `json:"reasoning_chunks" parquet:"reasoning_chunks"`
+
+	// Outcome.
+	FinishReason   string `json:"finish_reason" parquet:"finish_reason,dict"`
+	Status         int    `json:"status" parquet:"status"`
+	ErrorClass     string `json:"error_class" parquet:"error_class,dict"`
+	Error          string `json:"error,omitempty" parquet:"error,optional"`
+	Retried        bool   `json:"retried" parquet:"retried"`
+	VerifyMismatch *bool  `json:"verify_mismatch,omitempty" parquet:"verify_mismatch,optional"`
+	// ServerExtra holds extra fields of the server's response (e.g.
+	// kv_transfer_params) as a JSON object, when present.
+	ServerExtra string `json:"server_extra,omitempty" parquet:"server_extra,optional"`
+}
+
+// OK reports whether the attempt succeeded.
+func (r *Record) OK() bool { return r.ErrorClass == ErrNone }
+
+// Measured reports whether the record belongs to the measured phase.
+func (r *Record) Measured() bool { return r.Phase != PhaseWarmup }
+
+// Final reports whether this attempt is the last of its request (it was
+// not followed by a retry).
+func (r *Record) Final() bool { return !r.Retried }
+
+// Key identifies a record across merged inputs: records with equal keys
+// are duplicates.
+type Key struct {
+	RunID string
+	Shard int
+	Seq   int64
+}
+
+// Key returns the record's identity.
+func (r *Record) Key() Key { return Key{r.RunID, r.Shard, r.Seq} }
+
+// Ptr returns a pointer to v, for the optional fields.
+func Ptr[T any](v T) *T { return &v }
