@@ -1,0 +1,152 @@
+package tokenize
+
+import "container/heap"
+
+// mergeRule is the result of merging a pair of tokens: the merge's rank
+// (its line in merges; lower merges first) and the merged token's id.
+type mergeRule struct{ rank, id int32 }
+
+// pairKey packs two token ids into a merges map key.
+func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
+
+// smallPiece is the symbol count up to which merge uses the quadratic
+// in-place algorithm; longer pieces use a heap.
+const smallPiece = 96
+
+// merge applies the BPE merges to syms (token ids, one per byte), lowest
+// rank first and leftmost among equal ranks, and returns the final ids.
+// syms is overwritten.
+func merge(merges map[uint64]mergeRule, syms []int32) []int32 {
+	if len(syms) < 2 {
+		return syms
+	}
+	if len(syms) > smallPiece {
+		return mergeHeap(merges, syms)
+	}
+	return mergeSmall(merges, syms)
+}
+
+const noRank = int32(1<<31 - 1)
+
+// mergeSmall is merge for short pieces: a rank per adjacent pair, a linear
+// scan for the minimum, in-place removal.
+func mergeSmall(merges map[uint64]mergeRule, syms []int32) []int32 {
+	var rbuf [smallPiece]int32
+	var ibuf [smallPiece]int32
+	ranks := rbuf[:len(syms)-1]
+	ids := ibuf[:len(syms)-1]
+	pair := func(i int) {
+		if r, ok := merges[pairKey(syms[i], syms[i+1])]; ok {
+			ranks[i], ids[i] = r.rank, r.id
+		} else {
+			ranks[i] = noRank
+		}
+	}
+	for i := range ranks {
+		pair(i)
+	}
+	for len(ranks) > 0 {
+		best, at := noRank, -1
+		for i, r := range ranks {
+			if r < best {
+				best, at = r, i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		syms[at] = ids[at]
+		copy(syms[at+1:], syms[at+2:])
+		syms = syms[:len(syms)-1]
+		copy(ranks[at:], ranks[at+1:])
+		copy(ids[at:], ids[at+1:])
+		ranks = ranks[:len(ranks)-1]
+		ids = ids[:len(ids)-1]
+		if at < len(ranks) {
+			pair(at)
+		}
+		if at > 0 {
+			pair(at - 1)
+		}
+	}
+	return syms
+}
+
+// mergeCand is a candidate merge of the symbol at pos with its successor.
+type mergeCand struct {
+	rank, pos   int32
+	left, right int32 // ids the pair had when pushed (to spot stale entries)
+	id          int32
+}
+
+// mergeHeap orders candidates by rank, then by position (leftmost first).
+type candHeap []mergeCand
+
+func (h candHeap) Len() int { return len(h) }
+func (h candHeap) Less(i, j int) bool {
+	return h[i].rank < h[j].rank || (h[i].rank == h[j].rank && h[i].pos < h[j].pos)
+}
+func (h candHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *candHeap) Push(x any)   { *h = append(*h, x.(mergeCand)) }
+func (h *candHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// mergeHeap is merge for long pieces: a doubly linked list of symbols and
+// a heap of candidate pairs, O(n log n).
+func mergeHeap(merges map[uint64]mergeRule, syms []int32) []int32 {
+	n := len(syms)
+	prev := make([]int32, n)
+	next := make([]int32, n)
+	alive := make([]bool, n)
+	for i := range syms {
+		prev[i], next[i], alive[i] = int32(i-1), int32(i+1), true
+	}
+	next[n-1] = -1
+	h := make(candHeap, 0, n)
+	push := func(i int32) {
+		j := next[i]
+		if i < 0 || j < 0 {
+			return
+		}
+		if r, ok := merges[pairKey(syms[i], syms[j])]; ok {
+			h = append(h, mergeCand{rank: r.rank, pos: i, left: syms[i], right: syms[j], id: r.id})
+		}
+	}
+	for i := 0; i < n-1; i++ {
+		push(int32(i))
+	}
+	heap.Init(&h)
+	for h.Len() > 0 {
+		c := heap.Pop(&h).(mergeCand)
+		i := c.pos
+		j := next[i]
+		if !alive[i] || j < 0 || syms[i] != c.left || syms[j] != c.right {
+			continue
+		}
+		syms[i] = c.id
+		alive[j] = false
+		next[i] = next[j]
+		if next[j] >= 0 {
+			prev[next[j]] = i
+		}
+		if p := prev[i]; p >= 0 {
+			if r, ok := merges[pairKey(syms[p], syms[i])]; ok {
+				heap.Push(&h, mergeCand{rank: r.rank, pos: p, left: syms[p], right: syms[i], id: r.id})
+			}
+		}
+		if k := next[i]; k >= 0 {
+			if r, ok := merges[pairKey(syms[i], syms[k])]; ok {
+				heap.Push(&h, mergeCand{rank: r.rank, pos: i, left: syms[i], right: syms[k], id: r.id})
+			}
+		}
+	}
+	out := syms[:0]
+	for i := int32(0); i >= 0; i = next[i] {
+		out = append(out, syms[i])
+	}
+	return out
+}
