@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -90,11 +91,32 @@ func (d *JSONDecoder) Scan() bool {
 	}
 	d.rec = Record{}
 	if err := json.Unmarshal(line, &d.rec); err != nil {
-		d.err = &SyntaxError{File: d.name, Line: n, Err: jsonl.FieldError(err)}
+		if d.atEOF() && isTruncated(err) {
+			err = ErrTruncated
+		} else {
+			err = jsonl.FieldError(err)
+		}
+		d.err = &SyntaxError{File: d.name, Line: n, Err: err}
 	} else if err := d.rec.validate(); err != nil {
 		d.err = &SyntaxError{File: d.name, Line: n, Err: err}
 	}
 	return true
+}
+
+// ErrTruncated is the problem of a last line cut short, as a killed writer
+// leaves it.
+var ErrTruncated = errors.New("truncated last line (was the writer killed?)")
+
+// atEOF reports whether the input has no more data: only then can a line
+// lack its newline.
+func (d *JSONDecoder) atEOF() bool {
+	_, err := d.lines.Reader().Peek(1)
+	return errors.Is(err, io.EOF)
+}
+
+func isTruncated(err error) bool {
+	var se *json.SyntaxError
+	return errors.As(err, &se) && se.Error() == "unexpected end of JSON input"
 }
 
 // Record returns the record of the last successful Scan.

@@ -1,0 +1,188 @@
+package record
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mtkit/mtkit/internal/iox"
+)
+
+// Decoder is a record reader modeled on bufio.Scanner; JSONDecoder and
+// ParquetDecoder implement it.
+type Decoder interface {
+	// Scan advances to the next record or per-record problem; it returns
+	// false at the end of the input or on a fatal error.
+	Scan() bool
+	// Record is the record of the last Scan when Err is nil.
+	Record() *Record
+	// Err is a *SyntaxError for the last Scan (non-fatal) or, after Scan
+	// returned false, the fatal error if any.
+	Err() error
+}
+
+var (
+	_ Decoder = (*JSONDecoder)(nil)
+	_ Decoder = (*ParquetDecoder)(nil)
+)
+
+// Files reads records from a sequence of inputs, like
+// golang.org/x/perf/benchfmt.Files. Each path is a file name, "-" for
+// Stdin, or "label=path" to name the input in reports. With no paths it
+// reads Stdin. The format of each input is sniffed from its first bytes:
+// Parquet ("PAR1", files only), gzip or zstd compressed JSONL, or JSONL.
+// Stdin is decoded as it arrives, so live pipes work.
+type Files struct {
+	Paths []string
+	// Stdin is read for "-"; nil means no stdin.
+	Stdin io.Reader
+
+	started bool
+	idx     int
+	dec     Decoder
+	closer  func() error
+	file    string
+	label   string
+	err     error
+	fatal   error
+}
+
+// Input is one parsed element of Files.Paths.
+type Input struct {
+	Label string
+	Path  string
+}
+
+// ParseInput splits "label=path". A string that names an existing file is
+// a path even if it contains "="; the label defaults to the path.
+func ParseInput(s string) Input {
+	if i := strings.IndexByte(s, '='); i > 0 {
+		if _, err := os.Stat(s); err != nil {
+			return Input{Label: s[:i], Path: s[i+1:]}
+		}
+	}
+	return Input{Label: s, Path: s}
+}
+
+// Scan advances to the next record or per-record problem. It returns false
+// when all inputs are exhausted or on a fatal error (see Err).
+func (f *Files) Scan() bool {
+	if f.fatal != nil {
+		return false
+	}
+	if !f.started {
+		f.started = true
+		if len(f.Paths) == 0 {
+			f.Paths = []string{"-"}
+		}
+	}
+	for {
+		if f.dec == nil {
+			if f.idx >= len(f.Paths) {
+				f.err = nil
+				return false
+			}
+			in := ParseInput(f.Paths[f.idx])
+			f.idx++
+			if err := f.open(in); err != nil {
+				f.fatal, f.err = err, err
+				return false
+			}
+		}
+		if f.dec.Scan() {
+			f.err = f.dec.Err()
+			return true
+		}
+		err := f.dec.Err()
+		cerr := f.closer()
+		f.dec = nil
+		if err == nil {
+			err = cerr
+		}
+		if err != nil {
+			f.fatal, f.err = err, err
+			return false
+		}
+	}
+}
+
+func (f *Files) open(in Input) error {
+	f.label = in.Label
+	if in.Path == "-" || in.Path == "" {
+		if f.Stdin == nil {
+			return errors.New("stdin: not available")
+		}
+		if f.Label() == "-" || f.label == "" {
+			f.label = "stdin"
+		}
+		f.file = "stdin"
+		r, release, err := iox.Decompress(f.Stdin)
+		if err != nil {
+			return fmt.Errorf("stdin: %w", err)
+		}
+		if p, ok := r.(interface{ Peek(int) ([]byte, error) }); ok {
+			if head, _ := p.Peek(4); iox.Sniff(head) == iox.FormatParquet {
+				release()
+				return errors.New("stdin: Parquet cannot be read from a pipe (it needs random access); pass the file name")
+			}
+		}
+		f.dec = NewJSONDecoder(r, "stdin")
+		f.closer = func() error { release(); return nil }
+		return nil
+	}
+	f.file = in.Path
+	fh, err := os.Open(in.Path)
+	if err != nil {
+		return err
+	}
+	head := make([]byte, 4)
+	n, _ := fh.ReadAt(head, 0)
+	if iox.Sniff(head[:n]) == iox.FormatParquet {
+		st, err := fh.Stat()
+		if err != nil {
+			fh.Close()
+			return err
+		}
+		pd, err := NewParquetDecoder(fh, st.Size(), in.Path)
+		if err != nil {
+			fh.Close()
+			return err
+		}
+		f.dec = pd
+		f.closer = func() error { pd.Close(); return fh.Close() }
+		return nil
+	}
+	r, release, err := iox.Decompress(fh)
+	if err != nil {
+		fh.Close()
+		return fmt.Errorf("%s: %w", in.Path, err)
+	}
+	f.dec = NewJSONDecoder(r, in.Path)
+	f.closer = func() error { release(); return fh.Close() }
+	return nil
+}
+
+// Record returns the current record (valid until the next Scan).
+func (f *Files) Record() *Record { return f.dec.Record() }
+
+// Err returns the current per-record problem (a *SyntaxError) after a
+// successful Scan, or the fatal error after Scan returned false.
+func (f *Files) Err() error { return f.err }
+
+// File is the name of the current input ("stdin" for "-").
+func (f *Files) File() string { return f.file }
+
+// Label is the label of the current input: the "label=" prefix, else its
+// path.
+func (f *Files) Label() string { return f.label }
+
+// Close closes the current input, for callers that stop early.
+func (f *Files) Close() error {
+	if f.dec == nil {
+		return nil
+	}
+	f.dec = nil
+	return f.closer()
+}

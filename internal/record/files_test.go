@@ -1,0 +1,184 @@
+package record
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+func writeFile(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func gz(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write(data)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func zst(t *testing.T, data []byte) []byte {
+	t.Helper()
+	w, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	return w.EncodeAll(data, nil)
+}
+
+func TestFiles(t *testing.T) {
+	t.Parallel()
+	recs := genRecords(11, 50)
+	js := encodeJSONL(t, recs)
+	pJSON := writeFile(t, "a.jsonl", js)
+	pGz := writeFile(t, "a.jsonl.gz", gz(t, js))
+	pZst := writeFile(t, "a.jsonl.zst", zst(t, js))
+	pPq := writeFile(t, "a.parquet", encodeParquet(t, recs))
+	bad := append(append([]byte{}, js...), []byte("{oops}\n")...)
+	pBad := writeFile(t, "bad.jsonl", bad)
+
+	fs := &Files{
+		Paths: []string{pJSON, "gz=" + pGz, pZst, "pq=" + pPq, "-", pBad},
+		Stdin: bytes.NewReader(zst(t, js)),
+	}
+	type seen struct{ label, file string }
+	var got []Record
+	var labels []seen
+	var errs []string
+	for fs.Scan() {
+		if err := fs.Err(); err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		got = append(got, *fs.Record())
+		if len(labels) == 0 || labels[len(labels)-1] != (seen{fs.Label(), fs.File()}) {
+			labels = append(labels, seen{fs.Label(), fs.File()})
+		}
+	}
+	if err := fs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var want []Record
+	for range 6 {
+		want = append(want, recs...)
+	}
+	if d := diffRecords(want, got); d != "" {
+		t.Fatal(d)
+	}
+	wantLabels := []seen{{pJSON, pJSON}, {"gz", pGz}, {pZst, pZst}, {"pq", pPq}, {"stdin", "stdin"}, {pBad, pBad}}
+	if len(labels) != len(wantLabels) {
+		t.Fatalf("labels %v, want %v", labels, wantLabels)
+	}
+	for i := range labels {
+		if labels[i] != wantLabels[i] {
+			t.Errorf("input %d: %v, want %v", i, labels[i], wantLabels[i])
+		}
+	}
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], pBad+":51: invalid JSON") {
+		t.Errorf("errors %q", errs)
+	}
+}
+
+func TestFilesFatal(t *testing.T) {
+	t.Parallel()
+	pq := writeFile(t, "x.parquet", encodeParquet(t, genRecords(1, 3)))
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		stdin io.Reader
+		want  string
+	}{
+		{"missing", []string{"/nonexistent/x.jsonl"}, nil, "no such file"},
+		{"parquet stdin", nil, mustOpen(t, pq), "stdin: Parquet cannot be read from a pipe"},
+		{"no stdin", []string{"-"}, nil, "stdin: not available"},
+		{"bad gzip", []string{writeFile(t, "b.gz", []byte{0x1f, 0x8b, 0, 0})}, nil, "gzip"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fs := &Files{Paths: tc.paths, Stdin: tc.stdin}
+			for fs.Scan() {
+			}
+			if err := fs.Err(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func mustOpen(t *testing.T, p string) io.Reader {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.NewReader(data)
+}
+
+// TestFilesLivePipe checks that records from stdin are delivered as they
+// arrive, before the writer closes the pipe.
+func TestFilesLivePipe(t *testing.T) {
+	t.Parallel()
+	pr, pw := io.Pipe()
+	recs := genRecords(12, 3)
+	js := encodeJSONL(t, recs)
+	lines := bytes.SplitAfter(js, []byte("\n"))
+	go func() {
+		pw.Write(lines[0])
+	}()
+	fs := &Files{Stdin: pr}
+	done := make(chan bool)
+	go func() { done <- fs.Scan() }()
+	select {
+	case ok := <-done:
+		if !ok || fs.Err() != nil || fs.Record().Seq != recs[0].Seq {
+			t.Fatalf("scan: %v %v", ok, fs.Err())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("first record not delivered before EOF")
+	}
+	go func() {
+		pw.Write(bytes.Join(lines[1:], nil))
+		pw.Close()
+	}()
+	n := 1
+	for fs.Scan() {
+		n++
+	}
+	if n != 3 || fs.Err() != nil {
+		t.Errorf("%d records, err %v", n, fs.Err())
+	}
+}
+
+func TestParseInput(t *testing.T) {
+	t.Parallel()
+	existing := writeFile(t, "a=b.jsonl", nil)
+	for _, tc := range []struct{ in, label, path string }{
+		{"x.jsonl", "x.jsonl", "x.jsonl"},
+		{"base=x.jsonl", "base", "x.jsonl"},
+		{"-", "-", "-"},
+		{"new=-", "new", "-"},
+		{"=x", "=x", "=x"},
+		{existing, existing, existing},
+	} {
+		if got := ParseInput(tc.in); got.Label != tc.label || got.Path != tc.path {
+			t.Errorf("ParseInput(%q) = %+v", tc.in, got)
+		}
+	}
+}

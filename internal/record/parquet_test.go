@@ -1,0 +1,219 @@
+package record
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/parquet-go/parquet-go"
+)
+
+// diffRecords compares records; time.Time fields compare with Equal (the
+// location is not part of the format) and nil and empty ITL lists are equal.
+func diffRecords(want, got []Record) string {
+	return cmp.Diff(want, got, cmpopts.EquateEmpty())
+}
+
+func encodeParquet(t testing.TB, recs []Record) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := NewParquetEncoder(&buf)
+	for i := range recs {
+		if err := enc.Encode(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatalf("second close: %v", err)
+	}
+	return buf.Bytes()
+}
+
+func decodeParquet(t testing.TB, data []byte) []Record {
+	t.Helper()
+	dec, err := NewParquetDecoder(bytes.NewReader(data), int64(len(data)), "x.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	var got []Record
+	for dec.Scan() {
+		if err := dec.Err(); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, *dec.Record())
+	}
+	if err := dec.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestParquetRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{0, 1, 3000, ParquetRowGroupRows + 10} {
+		recs := genRecords(uint64(n), n)
+		got := decodeParquet(t, encodeParquet(t, recs))
+		if d := diffRecords(recs, got); d != "" {
+			t.Fatalf("n=%d: %s", n, d)
+		}
+	}
+}
+
+func TestParquetFields(t *testing.T) {
+	t.Parallel()
+	// Nanosecond precision far from the epoch, nil pointers, a list.
+	ts := time.Date(2031, 7, 9, 1, 2, 3, 999999999, time.UTC)
+	recs := []Record{
+		{RunID: "r", Start: ts, End: ts.Add(1), ITLNs: []int64{1, 2, 1 << 40}, TTFTNs: Ptr(int64(0)), CachedTokens: Ptr(int64(0))},
+		{RunID: "r", Seq: 1, Start: ts, End: ts},
+	}
+	got := decodeParquet(t, encodeParquet(t, recs))
+	if !got[0].Start.Equal(ts) || got[0].End.Sub(ts) != 1 {
+		t.Errorf("timestamps: got %v %v, want %v", got[0].Start, got[0].End, ts)
+	}
+	if got[0].TTFTNs == nil || *got[0].TTFTNs != 0 || got[0].CachedTokens == nil {
+		t.Errorf("zero pointer became nil: %+v", got[0])
+	}
+	if got[1].TTFTNs != nil || got[1].CachedTokens != nil || got[1].FirstToken != nil || got[1].PromptTokens != nil {
+		t.Errorf("nil pointer became non-nil: %+v", got[1])
+	}
+	if d := cmp.Diff([]int64{1, 2, 1 << 40}, got[0].ITLNs); d != "" {
+		t.Error(d)
+	}
+}
+
+// TestParquetSchema checks what a generic Parquet reader (DuckDB, pandas)
+// sees: the JSON field names as columns, timestamps in nanoseconds.
+func TestParquetSchema(t *testing.T) {
+	t.Parallel()
+	data := encodeParquet(t, genRecords(5, 10))
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := map[string]parquet.Field{}
+	for _, fl := range f.Schema().Fields() {
+		cols[fl.Name()] = fl
+	}
+	for _, name := range []string{"run_id", "seq", "start", "ttft_ns", "itl_ns", "cached_tokens", "error_class", "retried"} {
+		if _, ok := cols[name]; !ok {
+			t.Errorf("column %s missing; have %v", name, f.Schema())
+		}
+	}
+	lt := cols["start"].Type().LogicalType()
+	if lt == nil || !strings.Contains(lt.String(), "TIMESTAMP") || !strings.Contains(lt.String(), "NANOS") {
+		t.Errorf("start: logical type %v, want TIMESTAMP(NANOS)", lt)
+	}
+	if !cols["cached_tokens"].Optional() {
+		t.Error("cached_tokens is not optional")
+	}
+	// Read generically, as a schema-agnostic tool would.
+	rows := make([]parquet.Row, 20)
+	r := parquet.NewReader(f)
+	n, err := r.ReadRows(rows)
+	if err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	if n != 10 || f.NumRows() != 10 {
+		t.Errorf("read %d rows, file says %d, want 10", n, f.NumRows())
+	}
+	if len(f.RowGroups()) != 1 {
+		t.Errorf("%d row groups", len(f.RowGroups()))
+	}
+	if c := f.Metadata().RowGroups[0].Columns[0].MetaData.Codec.String(); c != "ZSTD" {
+		t.Errorf("codec %s, want ZSTD", c)
+	}
+}
+
+// TestParquetFlushInterval checks that row groups are written as time
+// passes, so memory stays bounded on slow runs.
+func TestParquetFlushInterval(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	enc := NewParquetEncoder(&buf)
+	now := time.Unix(0, 0)
+	enc.now = func() time.Time { return now }
+	enc.lastFlush = now
+	recs := genRecords(6, 5)
+	for i := range recs {
+		now = now.Add(600 * time.Millisecond)
+		if err := enc.Encode(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(f.RowGroups()); got < 2 {
+		t.Errorf("%d row groups, want one per second", got)
+	}
+	if d := diffRecords(recs, decodeParquet(t, buf.Bytes())); d != "" {
+		t.Error(d)
+	}
+}
+
+func TestParquetDecoderBadFile(t *testing.T) {
+	t.Parallel()
+	data := encodeParquet(t, genRecords(7, 100))
+	for _, bad := range [][]byte{nil, []byte("PAR1"), data[:len(data)/2], append([]byte("PAR1xxxx"), data[8:]...)} {
+		dec, err := NewParquetDecoder(bytes.NewReader(bad), int64(len(bad)), "bad.parquet")
+		if err != nil {
+			continue
+		}
+		for dec.Scan() {
+		}
+	}
+	// A file without footer (killed writer) must give an error, not a panic.
+	p := filepath.Join(t.TempDir(), "k.parquet")
+	if err := os.WriteFile(p, data[:len(data)-10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := &Files{Paths: []string{p}}
+	for fs.Scan() {
+	}
+	if fs.Err() == nil {
+		t.Error("no error for a parquet file without footer")
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	recs := genRecords(9, 20000)
+	js, pq := encodeJSONL(b, recs), encodeParquet(b, recs)
+	b.Run("jsonl", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(js)))
+		for b.Loop() {
+			dec := NewJSONDecoder(bytes.NewReader(js), "b")
+			for dec.Scan() {
+			}
+		}
+		b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "records/s")
+	})
+	b.Run("parquet", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(pq)))
+		for b.Loop() {
+			dec, err := NewParquetDecoder(bytes.NewReader(pq), int64(len(pq)), "b")
+			if err != nil {
+				b.Fatal(err)
+			}
+			for dec.Scan() {
+			}
+		}
+		b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "records/s")
+	})
+}
