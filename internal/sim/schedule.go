@@ -1,0 +1,131 @@
+package sim
+
+import (
+	"container/list"
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// admission caps the running sequences and queues the rest in FIFO order,
+// like an engine's scheduler with a max_num_seqs limit.
+type admission struct {
+	mu      sync.Mutex
+	limit   int // 0 = no cap
+	used    int
+	waiters list.List // of *waiter
+	running atomic.Int64
+	queued  atomic.Int64
+	waited  atomic.Uint64 // requests that had to queue, ever
+}
+
+type waiter struct {
+	n     int
+	ready chan struct{}
+}
+
+// acquire waits until n sequences may run or ctx is done.
+func (a *admission) acquire(ctx context.Context, n int) error {
+	a.mu.Lock()
+	if a.waiters.Len() == 0 && (a.limit == 0 || a.used+n <= a.limit) {
+		a.used += n
+		a.running.Add(int64(n))
+		a.mu.Unlock()
+		return nil
+	}
+	w := &waiter{n: n, ready: make(chan struct{})}
+	e := a.waiters.PushBack(w)
+	a.queued.Add(1)
+	a.waited.Add(1)
+	a.mu.Unlock()
+	select {
+	case <-w.ready:
+		return nil
+	case <-ctx.Done():
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		select {
+		case <-w.ready: // admitted while giving up: hand the slots back
+			a.used -= n
+			a.running.Add(-int64(n))
+		default:
+			a.waiters.Remove(e)
+			a.queued.Add(-1)
+		}
+		a.wakeLocked()
+		return ctx.Err()
+	}
+}
+
+// release returns n sequences and admits waiters that now fit.
+func (a *admission) release(n int) {
+	a.mu.Lock()
+	a.used -= n
+	a.running.Add(-int64(n))
+	a.wakeLocked()
+	a.mu.Unlock()
+}
+
+func (a *admission) wakeLocked() {
+	for e := a.waiters.Front(); e != nil; e = a.waiters.Front() {
+		w := e.Value.(*waiter)
+		if a.limit > 0 && a.used+w.n > a.limit {
+			return
+		}
+		a.used += w.n
+		a.running.Add(int64(w.n))
+		a.queued.Add(-1)
+		a.waiters.Remove(e)
+		close(w.ready)
+	}
+}
+
+// spinWindow is how long before a deadline a precise wait stops sleeping
+// and spins.
+const spinWindow = 50 * time.Microsecond
+
+// sleeper waits until absolute deadlines, reusing one timer.
+type sleeper struct {
+	precise bool
+	timer   *time.Timer
+}
+
+// until waits until deadline or ctx is done, returning ctx.Err() then. A
+// deadline in the past returns at once.
+func (s *sleeper) until(ctx context.Context, deadline time.Time) error {
+	d := time.Until(deadline)
+	if s.precise {
+		d -= spinWindow
+	}
+	if d > 0 {
+		if s.timer == nil {
+			s.timer = time.NewTimer(d)
+		} else {
+			s.timer.Reset(d)
+		}
+		select {
+		case <-s.timer.C:
+		case <-ctx.Done():
+			s.timer.Stop()
+			return ctx.Err()
+		}
+	}
+	if s.precise {
+		for time.Now().Before(deadline) {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			runtime.Gosched()
+		}
+	}
+	return ctx.Err()
+}
+
+// stop releases the timer.
+func (s *sleeper) stop() {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+}

@@ -1,0 +1,211 @@
+package sim
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// doneLine ends every stream.
+var doneLine = []byte("data: [DONE]\n\n")
+
+// jsonString returns s as a JSON string literal.
+func jsonString(s string) []byte {
+	b, _ := json.Marshal(s) // a string always encodes
+	return b
+}
+
+// streamWriter writes the SSE chunks of one response. Every chunk is
+// assembled by appending pre-rendered bytes to one reused buffer (no
+// encoding/json on the hot path), stamped with "sim_sent_ns" right before
+// it is written, and sent with one Write and one Flush.
+type streamWriter struct {
+	w         http.ResponseWriter
+	rc        *http.ResponseController
+	p         *plan
+	chat      bool
+	heads     [][]byte // per choice: `data: {...,"choices":[{"index":I,`
+	usageHead []byte   // `data: {...,"choices":[]`
+	buf       []byte
+	sent      []int // tokens sent per choice
+	cached    int
+	chunks    int
+	err       error
+}
+
+func newStreamWriter(w http.ResponseWriter, p *plan, model string) *streamWriter {
+	sw := &streamWriter{w: w, rc: http.NewResponseController(w), p: p, chat: p.req.kind == chatEndpoint,
+		sent: make([]int, len(p.choices)), buf: make([]byte, 0, 512)}
+	object := "chat.completion.chunk"
+	if !sw.chat {
+		object = "text_completion"
+	}
+	base := []byte(`data: {"id":`)
+	base = append(base, jsonString(p.id)...)
+	base = append(base, `,"object":"`...)
+	base = append(base, object...)
+	base = append(base, `","created":`...)
+	base = strconv.AppendInt(base, p.created, 10)
+	base = append(base, `,"model":`...)
+	base = append(base, jsonString(model)...)
+	base = append(base, `,"choices":[`...)
+	sw.heads = make([][]byte, len(p.choices))
+	for c := range p.choices {
+		h := append([]byte(nil), base...)
+		h = append(h, `{"index":`...)
+		h = strconv.AppendInt(h, int64(c), 10)
+		sw.heads[c] = append(h, ',')
+	}
+	sw.usageHead = append(base, ']')
+	return sw
+}
+
+// start sends the response headers.
+func (sw *streamWriter) start() error {
+	h := sw.w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	sw.w.WriteHeader(http.StatusOK)
+	sw.err = sw.rc.Flush()
+	return sw.err
+}
+
+// step sends token i of every choice that has one; chat choices get a
+// role chunk first.
+func (sw *streamWriter) step(i int) {
+	for c := range sw.p.choices {
+		cp := &sw.p.choices[c]
+		if i >= cp.len() || sw.err != nil {
+			continue
+		}
+		if i == 0 && sw.chat {
+			sw.role(c)
+		}
+		reasoning := i < len(cp.reasoning)
+		var pc *piece
+		if reasoning {
+			pc = cp.reasoning[i]
+		} else {
+			pc = cp.content[i-len(cp.reasoning)]
+		}
+		finish := ""
+		if i == cp.len()-1 {
+			finish = cp.finish
+		}
+		sw.token(c, pc, reasoning, finish)
+	}
+}
+
+func (sw *streamWriter) role(c int) {
+	b := append(sw.buf[:0], sw.heads[c]...)
+	b = append(b, `"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]`...)
+	if sw.p.req.continuous {
+		b = sw.appendChunkUsage(b, 0)
+	}
+	sw.send(b)
+}
+
+func (sw *streamWriter) token(c int, pc *piece, reasoning bool, finish string) {
+	b := append(sw.buf[:0], sw.heads[c]...)
+	switch {
+	case !sw.chat:
+		b = append(b, `"text":`...)
+	case reasoning:
+		b = append(b, `"delta":{"reasoning_content":`...)
+	default:
+		b = append(b, `"delta":{"content":`...)
+	}
+	b = append(b, pc.json...)
+	if sw.chat {
+		b = append(b, '}')
+	}
+	b = append(b, `,"logprobs":null,"finish_reason":`...)
+	if finish == "" {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		b = append(b, finish...)
+		b = append(b, '"')
+	}
+	b = append(b, "}]"...)
+	sw.sent[c]++
+	if sw.p.req.continuous {
+		b = sw.appendChunkUsage(b, sw.sent[c])
+	}
+	sw.send(b)
+}
+
+// appendChunkUsage appends the usage of continuous_usage_stats: the
+// prompt and the completion tokens of this choice so far.
+func (sw *streamWriter) appendChunkUsage(b []byte, completion int) []byte {
+	prompt := len(sw.p.prompt)
+	b = append(b, `,"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt+completion), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(completion), 10)
+	return append(b, '}')
+}
+
+// send stamps b, an unterminated chunk object, and writes and flushes it.
+func (sw *streamWriter) send(b []byte) {
+	if sw.err != nil {
+		return
+	}
+	b = append(b, `,"sim_sent_ns":`...)
+	b = strconv.AppendInt(b, time.Now().UnixNano(), 10)
+	b = append(b, "}\n\n"...)
+	sw.buf = b
+	sw.write(b)
+}
+
+func (sw *streamWriter) write(b []byte) {
+	if sw.err != nil {
+		return
+	}
+	if _, sw.err = sw.w.Write(b); sw.err == nil {
+		sw.err = sw.rc.Flush()
+	}
+	sw.chunks++
+}
+
+// malformed sends a data line whose JSON is cut off.
+func (sw *streamWriter) malformed() {
+	b := append(sw.buf[:0], sw.heads[0]...)
+	if sw.chat {
+		b = append(b, `"delta":{"cont`...)
+	} else {
+		b = append(b, `"te`...)
+	}
+	b = append(b, "\n\n"...)
+	sw.buf = b
+	sw.write(b)
+}
+
+// finish sends the usage chunk (when asked for) and [DONE].
+func (sw *streamWriter) finish() {
+	if sw.p.req.includeUsage {
+		u := planUsage(sw.p, sw.cached)
+		b := append(sw.buf[:0], sw.usageHead...)
+		b = append(b, `,"usage":{"prompt_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.PromptTokens), 10)
+		b = append(b, `,"total_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.TotalTokens), 10)
+		b = append(b, `,"completion_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.CompletionTokens), 10)
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.PromptTokensDetails.CachedTokens), 10)
+		b = append(b, '}')
+		if d := u.CompletionTokensDetails; d != nil {
+			b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
+			b = strconv.AppendInt(b, int64(d.ReasoningTokens), 10)
+			b = append(b, '}')
+		}
+		b = append(b, '}')
+		sw.send(b)
+	}
+	sw.write(doneLine)
+}
