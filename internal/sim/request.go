@@ -44,10 +44,10 @@ type rawMessage struct {
 // rawRequest is the union of the chat and completions request fields the
 // simulator reads; others are accepted and ignored.
 type rawRequest struct {
-	Model         string       `json:"model"`
-	Messages      []rawMessage `json:"messages"`
+	Model         string          `json:"model"`
+	Messages      []rawMessage    `json:"messages"`
 	Prompt        json.RawMessage `json:"prompt"`
-	Stream        bool `json:"stream"`
+	Stream        bool            `json:"stream"`
 	StreamOptions *struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`

@@ -34,8 +34,8 @@ type Server struct {
 
 // counters are the live Stats counters.
 type counters struct {
-	requests, completed, rejected, injected, rateLimited        atomic.Uint64
-	stalls, disconnects, malformed, canceled                    atomic.Uint64
+	requests, completed, rejected, injected, rateLimited atomic.Uint64
+	stalls, disconnects, malformed, canceled             atomic.Uint64
 	promptTokens, cachedTokens, completionTokens, chunks atomic.Uint64
 }
 
@@ -472,10 +472,10 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan) {
 
 // usage is the OpenAI usage object.
 type usage struct {
-	PromptTokens            int `json:"prompt_tokens"`
-	TotalTokens             int `json:"total_tokens"`
-	CompletionTokens        int `json:"completion_tokens"`
-	PromptTokensDetails     struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
 	CompletionTokensDetails *struct {
