@@ -1,0 +1,321 @@
+package convert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/jsonl"
+)
+
+// Counter counts tokens; tokenize.Tokenizer satisfies it.
+type Counter interface {
+	Name() string
+	Count(text string) int
+}
+
+// Opener opens an input by name ("-" is stdin) and returns its
+// decompressed stream and the name to use in messages.
+type Opener func(name string) (io.ReadCloser, string, error)
+
+// Options configure a conversion. The zero value of each field is the
+// default, except Dedupe, which the tool turns on.
+type Options struct {
+	// Inputs are read in order as one stream ("-" is stdin).
+	Inputs []string
+	// Open opens an input; required.
+	Open Opener
+	// From forces the record format; FormatAuto detects it per input.
+	From Format
+	// Parts says how ShareGPT "id_N" parts are merged (default adjacent).
+	Parts PartsMode
+	// Alternation repairs or drops conversations whose roles do not
+	// alternate (default repair).
+	Alternation Alternation
+	// DropSystem removes system messages.
+	DropSystem bool
+	// KeepEmpty keeps empty and white-space-only messages.
+	KeepEmpty bool
+	// Dedupe drops a conversation whose id was already seen.
+	Dedupe bool
+	// ASCIIOnly drops conversations with any non-ASCII character.
+	ASCIIOnly bool
+	// MinTurns drops conversations with fewer non-system messages;
+	// MaxTurns keeps only the first MaxTurns non-system messages. 0: off.
+	MinTurns, MaxTurns int
+	// MinContentLen and MaxContentLen drop conversations with a message
+	// shorter or longer than that many characters (Unicode code points,
+	// like Python's len). 0: off.
+	MinContentLen, MaxContentLen int
+	// MaxItems keeps a seeded uniform random sample of at most that many
+	// conversations, written in input order. 0: all.
+	MaxItems int
+	// Seed seeds the sample.
+	Seed uint64
+	// Strict makes a malformed record an error instead of a skip.
+	Strict bool
+	// Tokenizer, if set, fills message token counts, assistant output
+	// lengths and the token statistics.
+	Tokenizer Counter
+	// Log receives warnings about skipped records; nil discards them.
+	Log io.Writer
+	// MaxWarnings caps the warnings printed (0: 20); counts stay exact.
+	MaxWarnings int
+}
+
+// Validate checks the options for contradictions.
+func (o *Options) Validate() error {
+	for _, v := range []struct {
+		name string
+		n    int
+	}{{"min-turns", o.MinTurns}, {"max-turns", o.MaxTurns}, {"min-content-len", o.MinContentLen},
+		{"max-content-len", o.MaxContentLen}, {"max-items", o.MaxItems}} {
+		if v.n < 0 {
+			return fmt.Errorf("--%s: %d is negative", v.name, v.n)
+		}
+	}
+	if o.MinTurns > 0 && o.MaxTurns > 0 && o.MinTurns > o.MaxTurns {
+		return fmt.Errorf("--min-turns %d is greater than --max-turns %d", o.MinTurns, o.MaxTurns)
+	}
+	if o.MinContentLen > 0 && o.MaxContentLen > 0 && o.MinContentLen > o.MaxContentLen {
+		return fmt.Errorf("--min-content-len %d is greater than --max-content-len %d", o.MinContentLen, o.MaxContentLen)
+	}
+	if _, err := ParseFormat(string(o.From)); err != nil {
+		return err
+	}
+	if _, err := ParsePartsMode(string(o.Parts)); err != nil {
+		return err
+	}
+	if _, err := ParseAlternation(string(o.Alternation)); err != nil {
+		return err
+	}
+	if o.Open == nil {
+		return errors.New("convert: Options.Open is nil")
+	}
+	return nil
+}
+
+// runner is the state of one Run.
+type runner struct {
+	opts     Options
+	w        *conv.Writer
+	sum      *Summary
+	filter   filter
+	ids      map[string]struct{}
+	sample   *sampler
+	warnings int
+}
+
+// Run converts opts.Inputs to conversations written to w and returns what
+// it did. A malformed record is skipped with a warning (or, with Strict,
+// returned as a *jsonl.Error "file:line: field: problem"). Read and write
+// errors and ctx's cancellation end the run; the summary so far is
+// returned with the error. Run does not flush w.
+func Run(ctx context.Context, opts Options, w *conv.Writer) (*Summary, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.Parts, _ = ParsePartsMode(string(opts.Parts))
+	opts.Alternation, _ = ParseAlternation(string(opts.Alternation))
+	if opts.MaxWarnings == 0 {
+		opts.MaxWarnings = 20
+	}
+	r := &runner{opts: opts, w: w, sum: newSummary()}
+	r.filter.opts = &r.opts
+	if opts.Dedupe {
+		r.ids = map[string]struct{}{}
+	}
+	if opts.MaxItems > 0 {
+		r.sample = newSampler(opts.MaxItems, opts.Seed)
+	}
+	if opts.Tokenizer != nil {
+		r.sum.Tokenizer = opts.Tokenizer.Name()
+	}
+	m := &merger{mode: opts.Parts, emit: r.emit}
+	for _, name := range opts.Inputs {
+		if err := r.input(ctx, name, m); err != nil {
+			return r.sum, err
+		}
+	}
+	if err := m.flush(); err != nil {
+		return r.sum, err
+	}
+	if r.sample != nil {
+		for _, it := range r.sample.items() {
+			if err := r.write(it); err != nil {
+				return r.sum, err
+			}
+		}
+	}
+	return r.sum, nil
+}
+
+// input reads one input into m.
+func (r *runner) input(ctx context.Context, name string, m *merger) error {
+	rc, display, err := r.opts.Open(name)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	cr := &countingReader{r: rc}
+	defer func() { r.sum.Bytes += cr.n }()
+	src := newSource(cr, display)
+	dec := decoder{format: r.opts.From}
+	r.sum.Inputs++
+	defer func() {
+		if dec.format != FormatAuto {
+			r.sum.Formats[dec.format]++
+		}
+	}()
+	var rec record
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		data, line, err := src.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		var je *jsonl.Error
+		if errors.As(err, &je) {
+			// The container is broken: nothing after this point can be
+			// located, so the rest of this input is skipped.
+			return r.malformed(je)
+		}
+		if err != nil {
+			return err
+		}
+		dec.list = src.isList
+		if err := dec.decode(data, &rec); err != nil {
+			if err := r.malformed(&jsonl.Error{File: display, Line: line, Err: err}); err != nil {
+				return err
+			}
+			continue
+		}
+		rec.file, rec.line = display, line
+		r.sum.Records++
+		if err := m.add(rec); err != nil {
+			return err
+		}
+	}
+}
+
+// malformed counts a bad record, or returns it as the error with Strict.
+func (r *runner) malformed(err *jsonl.Error) error {
+	if r.opts.Strict {
+		return err
+	}
+	r.sum.Malformed++
+	r.warnf("skipped %v", err)
+	return nil
+}
+
+func (r *runner) warnf(format string, args ...any) {
+	if r.opts.Log == nil {
+		return
+	}
+	r.warnings++
+	switch {
+	case r.warnings <= r.opts.MaxWarnings:
+		fmt.Fprintf(r.opts.Log, "warning: "+format+"\n", args...)
+	case r.warnings == r.opts.MaxWarnings+1:
+		fmt.Fprintf(r.opts.Log, "warning: more than %d warnings; the rest are only counted in the summary\n", r.opts.MaxWarnings)
+	}
+}
+
+func (r *runner) drop(reason Reason) { r.sum.Dropped[reason]++ }
+
+// emit takes a merged group through de-duplication, the filters and
+// sampling.
+func (r *runner) emit(g *group) error {
+	it, dup := g.merge()
+	r.sum.DuplicateParts += dup
+	r.sum.Conversations++
+	if r.ids != nil {
+		if _, ok := r.ids[it.c.ID]; ok {
+			if it.suffix && r.opts.Parts == PartsAdjacent {
+				r.warnf("%s:%d: parts of id %q are not adjacent to its earlier parts; dropped (use --parts all to merge them)", it.file, it.line, it.c.ID)
+				r.drop(ReasonPartNotAdjacent)
+			} else {
+				r.drop(ReasonDuplicateID)
+			}
+			return nil
+		}
+		r.ids[it.c.ID] = struct{}{}
+	}
+	r.sum.Removed.Tool += it.tools
+	if reason := r.filter.apply(&it.c, &r.sum.Removed); reason != "" {
+		r.drop(reason)
+		return nil
+	}
+	if r.sample != nil {
+		if r.sample.add(it) {
+			r.drop(ReasonNotSampled)
+		}
+		return nil
+	}
+	return r.write(it)
+}
+
+// write counts tokens, records statistics and writes one conversation.
+func (r *runner) write(it item) error {
+	c := &it.c
+	s := r.sum
+	tok := r.opts.Tokenizer
+	if tok != nil {
+		c.Meta["tokenizer"] = tok.Name()
+	}
+	turns, total := 0, 0
+	for i := range c.Messages {
+		m := &c.Messages[i]
+		n := 0
+		if tok != nil {
+			n = tok.Count(m.Content)
+			m.Tokens = n
+			total += n
+		}
+		switch m.Role {
+		case conv.RoleSystem:
+			s.System++
+		case conv.RoleUser:
+			s.User++
+			turns++
+			if tok != nil {
+				s.UserTokens = append(s.UserTokens, n)
+			}
+		case conv.RoleAssistant:
+			s.Assistant++
+			turns++
+			if tok != nil {
+				m.OutputTokens = n
+				s.AssistantTokens = append(s.AssistantTokens, n)
+			}
+		}
+	}
+	if tok != nil {
+		s.ConversationTokens = append(s.ConversationTokens, total)
+	}
+	if last := c.Messages[len(c.Messages)-1]; last.Role == conv.RoleUser {
+		s.EndsWithUser++
+	}
+	s.Turns = append(s.Turns, turns)
+	s.Written++
+	if err := r.w.Write(c); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

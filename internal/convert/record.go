@@ -1,0 +1,261 @@
+package convert
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mtkit/mtkit/internal/conv"
+)
+
+// Format is an input dataset format.
+type Format string
+
+// Input formats. FormatAuto detects the format of each input (see Detect).
+const (
+	FormatAuto     Format = ""
+	FormatShareGPT Format = "sharegpt"
+	FormatOpenAI   Format = "openai"
+	FormatVLLM     Format = "vllm"
+)
+
+// ParseFormat parses a --from value ("auto" or "" is FormatAuto).
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(strings.ToLower(s)); f {
+	case "", "auto":
+		return FormatAuto, nil
+	case FormatShareGPT, FormatOpenAI, FormatVLLM:
+		return f, nil
+	}
+	return "", fmt.Errorf("format %q: want auto, sharegpt, openai or vllm", s)
+}
+
+// record is one decoded input record: a ShareGPT item (possibly one part
+// of a longer conversation) or one OpenAI/vLLM conversation.
+type record struct {
+	id     string // as in the source, or "file:line" when it has none
+	format Format
+	msgs   []conv.Message
+	// tools counts messages dropped because their role is a tool/function
+	// result, which a chat replay cannot send.
+	tools int
+	file  string
+	line  int
+}
+
+// errNoFormatKey is returned for a record with neither "conversations" nor
+// "messages".
+var errNoFormatKey = errors.New(`conversations: missing (no "conversations" or "messages" key)`)
+
+// decoder decodes records of one input.
+type decoder struct {
+	sc scanner
+	// format is the input's record schema once known: FormatShareGPT (key
+	// "conversations") or FormatOpenAI/FormatVLLM (key "messages").
+	format Format
+	// list reports whether the input is a JSON array (vLLM's container).
+	list bool
+}
+
+// listKey returns the top-level key that holds the messages of format f.
+func listKey(f Format) string {
+	if f == FormatShareGPT {
+		return "conversations"
+	}
+	return "messages"
+}
+
+// decode decodes one record. file and line locate it for generated ids.
+func (d *decoder) decode(data []byte, rec *record) error {
+	*rec = record{}
+	sc := &d.sc
+	sc.reset(data)
+	if k := sc.kind(); k != "object" {
+		return fmt.Errorf("(top level): expected object, got JSON %s", k)
+	}
+	var (
+		haveID           bool
+		sharegpt, openai []conv.Message
+		sgTools, oaTools int
+		sgSeen, oaSeen   bool
+	)
+	err := sc.object(func(key []byte) error {
+		switch string(key) {
+		case "id":
+			id, err := d.id()
+			if err != nil {
+				return fmt.Errorf("id: %w", err)
+			}
+			rec.id, haveID = id, id != ""
+		case "conversations", "conversation":
+			msgs, tools, err := d.messages(string(key))
+			if err != nil {
+				return err
+			}
+			sharegpt, sgTools, sgSeen = msgs, tools, true
+		case "messages":
+			msgs, tools, err := d.messages("messages")
+			if err != nil {
+				return err
+			}
+			openai, oaTools, oaSeen = msgs, tools, true
+		default:
+			return sc.skip()
+		}
+		return nil
+	})
+	if err == nil {
+		err = sc.end()
+	}
+	if err != nil {
+		return err
+	}
+	want := d.format
+	if want == FormatAuto {
+		switch {
+		case sgSeen:
+			want = FormatShareGPT
+		case oaSeen && d.list:
+			want = FormatVLLM
+		case oaSeen:
+			want = FormatOpenAI
+		default:
+			return errNoFormatKey
+		}
+	}
+	switch {
+	case want == FormatShareGPT && sgSeen:
+		rec.msgs, rec.tools = sharegpt, sgTools
+	case want != FormatShareGPT && oaSeen:
+		rec.msgs, rec.tools = openai, oaTools
+	default:
+		return fmt.Errorf("%s: missing (input read as %s)", listKey(want), want)
+	}
+	d.format, rec.format = want, want
+	if !haveID {
+		rec.id = ""
+	}
+	return nil
+}
+
+// id decodes an id: a string, or a number kept as its JSON text.
+func (d *decoder) id() (string, error) {
+	sc := &d.sc
+	switch sc.kind() {
+	case "string":
+		return sc.str()
+	case "number":
+		return sc.rawNumber()
+	case "null":
+		return "", sc.literal("null")
+	}
+	return "", fmt.Errorf("expected string or number, got JSON %s", sc.kind())
+}
+
+// messages decodes the message list under key (ShareGPT turns or OpenAI
+// messages; both accept either spelling of the role and text keys).
+func (d *decoder) messages(key string) ([]conv.Message, int, error) {
+	sc := &d.sc
+	if null, err := sc.isNull(); null || err != nil {
+		return nil, 0, err
+	}
+	if k := sc.kind(); k != "array" {
+		return nil, 0, fmt.Errorf("%s: expected array, got JSON %s", key, k)
+	}
+	var (
+		msgs  []conv.Message
+		tools int
+	)
+	err := sc.array(func(i int) error {
+		m, drop, err := d.message()
+		if err != nil {
+			return fmt.Errorf("%s[%d]%w", key, i, err)
+		}
+		if drop {
+			tools++
+			return nil
+		}
+		msgs = append(msgs, m)
+		return nil
+	})
+	return msgs, tools, err
+}
+
+// message decodes one turn: {"from"|"role": ..., "value"|"content"|"text": ...}.
+// drop reports a tool/function message. Errors start with ".field: " or
+// ": " so that the caller can prefix the path "key[i]".
+func (d *decoder) message() (conv.Message, bool, error) {
+	sc := &d.sc
+	if k := sc.kind(); k != "object" {
+		return conv.Message{}, false, fmt.Errorf(": expected object, got JSON %s", k)
+	}
+	var (
+		m                  conv.Message
+		role, roleKey      string
+		haveRole, haveText bool
+	)
+	err := sc.object(func(key []byte) error {
+		switch k := string(key); k {
+		case "from", "role":
+			if sc.kind() != "string" {
+				return fmt.Errorf("%s: expected string, got JSON %s", k, sc.kind())
+			}
+			r, err := sc.str()
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			if !haveRole || k == "from" {
+				role, roleKey, haveRole = r, k, true
+			}
+		case "value", "content":
+			text, err := d.content(k)
+			if err != nil {
+				return err
+			}
+			if !haveText || k == "value" {
+				m.Content, haveText = text, true
+			}
+		default:
+			return sc.skip()
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, errSyntax) {
+			return m, false, fmt.Errorf(": %w", err)
+		}
+		return m, false, fmt.Errorf(".%w", err)
+	}
+	if !haveRole {
+		return m, false, errors.New(`.from: missing (no "from" or "role" key)`)
+	}
+	r, ok := mapRole(role)
+	switch {
+	case !ok:
+		return m, false, fmt.Errorf(".%s: %q is not a known role (%s)", roleKey, role, knownRoles)
+	case r == roleTool:
+		return m, true, nil
+	}
+	m.Role = r
+	return m, false, nil
+}
+
+// content decodes message text: a string, null (empty), or OpenAI content
+// parts [{"type":"text","text":"..."}], whose text parts are joined with
+// "\n" and whose other parts (images, audio) are ignored.
+func (d *decoder) content(key string) (string, error) {
+	sc := &d.sc
+	switch sc.kind() {
+	case "string":
+		s, err := sc.str()
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", key, err)
+		}
+		return s, nil
+	case "null":
+		return "", sc.literal("null")
+	case "array":
+		return d.parts(key)
+	}
+	return "", fmt.Errorf("%s: expected string or array of content parts, got JSON %s", key, sc.kind())
+}
