@@ -1,0 +1,28 @@
+// Command mtrun replays multi-turn conversations against an
+// OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama, ...) with many
+// concurrent users and think time, sending each turn with the full
+// history, and writes one record per request as JSONL or Parquet.
+//
+// Usage:
+//
+//	mtrun [options] [conversations.jsonl|-]
+//
+// See README.md and docs/mtrun.md for the options, the record fields and
+// the metric definitions.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mtkit/mtkit/internal/command"
+)
+
+func main() {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	s := command.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Signals: sig}
+	os.Exit(command.Run(context.Background(), newApp(s), os.Args))
+}

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mtkit/mtkit/internal/command"
+	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/iox"
+	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/replay"
+	"github.com/mtkit/mtkit/internal/sim"
+	"github.com/mtkit/mtkit/internal/tokenize"
+)
+
+// options are mtrun's settings beyond the replay itself.
+type options struct {
+	replay     replay.Options
+	input      string
+	tokenizer  string
+	records    string
+	convOut    string
+	manifest   string
+	sim        bool
+	simSpec    string
+	warmupStep bool
+	quiet      bool
+	args       []string // command line, for the manifest (secrets redacted)
+}
+
+func optionsFrom(c *cli.Context) (*options, error) {
+	o := &options{
+		input:      c.String("input-file"),
+		tokenizer:  c.String("tokenizer"),
+		records:    c.String("records"),
+		convOut:    c.String("output-file"),
+		manifest:   c.String("manifest"),
+		sim:        c.Bool("sim"),
+		simSpec:    c.String("sim-config"),
+		warmupStep: c.Bool("warmup-step"),
+		quiet:      c.Bool("quiet"),
+		args:       redactArgs(os.Args),
+	}
+	switch c.NArg() {
+	case 0:
+	case 1:
+		if o.input != "" {
+			return nil, command.Usagef("give the input as --input-file or as an argument, not both")
+		}
+		o.input = c.Args().First()
+	default:
+		return nil, command.Usagef("one input expected, got %d arguments (flags must come before the file): %q", c.NArg(), c.Args().Slice())
+	}
+	if o.input == "" {
+		o.input = "-"
+	}
+	r := &o.replay
+	r.URL = c.String("url")
+	r.Model = c.String("model")
+	r.APIKey = c.String("api-key")
+	r.API = replay.API(c.String("api"))
+	r.Stream = !c.Bool("no-stream")
+	r.IncludeUsage = !c.Bool("no-usage")
+	r.ContinuousUsage = c.Bool("continuous-usage-stats")
+	r.MaxCompletionTokensField = c.Bool("max-completion-tokens")
+	r.IgnoreEOS = c.Bool("ignore-eos")
+	r.N = c.Int("n")
+	r.SendConversationID = c.Bool("send-conversation-id") || c.Bool("conversation-id-field")
+	r.SendSessionHeader = c.Bool("send-conversation-id") || c.Bool("session-id-header")
+	r.KeepReasoning = c.Bool("keep-reasoning")
+	r.Clients = c.Int("clients")
+	r.Active = c.Int("active")
+	r.Sampling = replay.Sampling(c.String("conversation-sampling"))
+	r.Rate = c.Float64("rate")
+	r.MaxInFlight = c.Int("max-concurrency")
+	r.Loop = c.Bool("loop")
+	r.MaxRequests = c.Int("max-requests")
+	r.Duration = c.Duration("duration")
+	r.MaxTurns = c.Int("max-turns")
+	r.WarmupTurns = c.Int("warmup-turns")
+	r.FixedMaxTokens = c.Int("max-tokens")
+	r.LimitMinTokens = c.Int("limit-min-tokens")
+	r.LimitMaxTokens = c.Int("limit-max-tokens")
+	r.SendMinTokens = c.Bool("min-tokens")
+	r.MaxModelLen = c.Int("max-model-len")
+	r.MaxRetries = c.Int("max-retries")
+	r.OnFailure = replay.OnFailure(c.String("on-failure"))
+	r.RequestTimeout = time.Duration(c.Float64("request-timeout-sec") * float64(time.Second))
+	r.Verify = c.Bool("verify-output")
+	r.PrintContent = c.Bool("print-content")
+	r.RunID = c.String("run-id")
+	r.Shard = c.Int("shard")
+	switch a := c.String("arrival"); a {
+	case "poisson":
+		r.Poisson = true
+	case "constant":
+	default:
+		return nil, command.Usagef("--arrival %q: want poisson or constant", a)
+	}
+	if c.IsSet("temperature") {
+		r.Temperature = record.Ptr(c.Float64("temperature"))
+	}
+	if c.IsSet("seed") {
+		r.Seed = record.Ptr(c.Int64("seed"))
+		r.RandSeed = uint64(c.Int64("seed"))
+	}
+	if hs := c.StringSlice("header"); len(hs) > 0 {
+		r.Headers = http.Header{}
+		for _, h := range hs {
+			k, v, ok := strings.Cut(h, ":")
+			if !ok {
+				k, v, ok = strings.Cut(h, "=")
+			}
+			if !ok || strings.TrimSpace(k) == "" {
+				return nil, command.Usagef("--header %q: want \"Name: value\"", h)
+			}
+			r.Headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+	}
+	if eb := c.String("extra-body"); eb != "" {
+		if err := json.Unmarshal([]byte(eb), &r.ExtraBody); err != nil {
+			return nil, command.Usagef("--extra-body: not a JSON object: %v", err)
+		}
+	}
+	think, err := replay.ParseThink(c.String("think-time"), c.Float64("request-rate"), r.RandSeed)
+	if err != nil {
+		return nil, command.Usagef("%v", err)
+	}
+	r.Think = think
+	if o.sim && r.URL != "" && c.IsSet("url") {
+		return nil, command.Usagef("--sim and --url exclude each other")
+	}
+	return o, nil
+}
+
+// run loads the conversations, opens the outputs and replays.
+func run(ctx context.Context, o *options, s command.Streams) (err error) {
+	stop, abort, release := command.Interrupts(ctx, s.Signals)
+	defer release()
+
+	if o.tokenizer != "none" && o.tokenizer != "" {
+		tok, err := tokenize.Load(o.tokenizer)
+		if err != nil {
+			return err
+		}
+		o.replay.Tokenizer = tok
+	}
+	convs, digest, err := loadInput(o.input, s.In)
+	if err != nil {
+		return err
+	}
+	if o.sim {
+		cfg := sim.Config{}
+		if o.simSpec != "" {
+			if cfg, err = sim.ParseConfig(o.simSpec); err != nil {
+				return command.Usagef("--sim-config: %v", err)
+			}
+		}
+		srv, err := sim.Start(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		o.replay.URL = srv.URL
+	}
+
+	recs, err := record.Create(o.records, s.Out)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := recs.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("closing records: %w", cerr)
+		}
+	}()
+	sink := replay.Sink{Records: recs, Log: s.Err}
+	if o.convOut != "" {
+		out, err := iox.Create(o.convOut, s.Out)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := out.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("closing %s: %w", o.convOut, cerr)
+			}
+		}()
+		sink.Conversations = conv.NewWriter(out)
+	}
+	if command.IsTerminal(s.Err) && !o.quiet {
+		sink.Progress = s.Err
+	}
+	if o.replay.RunID == "" {
+		o.replay.RunID = replay.NewRunID()
+	}
+	started := time.Now()
+	var sum *replay.Summary
+	var runErr error
+	if o.warmupStep {
+		warm := o.replay
+		warm.Phase = record.PhaseWarmup
+		warm.MaxTurns, warm.Loop, warm.Duration, warm.MaxRequests = 1, false, 0, 0
+		sum, runErr = replay.Run(stop, abort, warm, convs, replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
+		if sum != nil {
+			o.replay.FirstSeq = sum.NextSeq
+		}
+	}
+	if runErr == nil && stop.Err() == nil {
+		sum, runErr = replay.Run(stop, abort, o.replay, convs, sink)
+	}
+	if sum != nil {
+		if err := writeManifest(o, sum, digest, started, s.Out); err != nil {
+			return err
+		}
+		if !o.quiet {
+			printSummary(s.Err, sum)
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if stop.Err() != nil && ctx.Err() == nil {
+		return command.Exit(command.ExitInterrupted, errors.New("interrupted; outputs are complete up to here"))
+	}
+	return nil
+}
+
+// loadInput reads every conversation of path and a SHA-256 of its bytes.
+func loadInput(path string, stdin io.Reader) ([]conv.Conversation, string, error) {
+	in, err := iox.Open(path, stdin)
+	if err != nil {
+		return nil, "", err
+	}
+	defer in.Close()
+	h := sha256.New()
+	r := conv.NewReader(io.TeeReader(in, h), in.Name)
+	var convs []conv.Conversation
+	for r.Scan() {
+		convs = append(convs, r.Conversation())
+	}
+	if err := r.Err(); err != nil {
+		return nil, "", err
+	}
+	if len(convs) == 0 {
+		return nil, "", fmt.Errorf("%s: no conversations", in.Name)
+	}
+	return convs, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func printSummary(w io.Writer, s *replay.Summary) {
+	fmt.Fprintf(w, "mtrun: run %s model %s: %d requests (%d failed, %d retries) in %s; conversations: %d started, %d finished, %d failed, %d abandoned, %d unfinished\n",
+		s.RunID, s.Model, s.Requests, s.Failed, s.Retries, s.Elapsed.Round(time.Millisecond),
+		s.Started, s.Finished, s.FailedConversations, s.Abandoned, s.Unfinished)
+}
+
+// redactArgs hides the values of secret flags.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	redact := false
+	for i, a := range args {
+		switch {
+		case redact:
+			out[i], redact = "REDACTED", false
+		case a == "--api-key" || a == "-api-key" || a == "--header" || a == "-header":
+			out[i], redact = a, true
+		case strings.HasPrefix(a, "--api-key=") || strings.HasPrefix(a, "--header="):
+			k, _, _ := strings.Cut(a, "=")
+			out[i] = k + "=REDACTED"
+		default:
+			out[i] = a
+		}
+	}
+	return out
+}

@@ -1,0 +1,310 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/record"
+)
+
+// client sends requests to one OpenAI-compatible server.
+type client struct {
+	http    *http.Client
+	base    string // base URL ending in /v1
+	apiKey  string
+	headers http.Header
+	api     API
+	stream  bool
+	timeout time.Duration
+}
+
+func newClient(o *Options, concurrency int) *client {
+	tr := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        concurrency + 16,
+		MaxIdleConnsPerHost: concurrency + 16,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}
+	return &client{
+		// No Client.Timeout: it would cut long streams; each request has
+		// its own context deadline.
+		http:    &http.Client{Transport: tr},
+		base:    BaseURL(o.URL),
+		apiKey:  o.APIKey,
+		headers: o.Headers,
+		api:     o.API,
+		stream:  o.Stream,
+		timeout: o.RequestTimeout,
+	}
+}
+
+// BaseURL normalises a server URL to end in /v1.
+func BaseURL(u string) string {
+	u = strings.TrimRight(u, "/")
+	if strings.HasSuffix(u, "/v1") {
+		return u
+	}
+	return u + "/v1"
+}
+
+func (c *client) close() { c.http.CloseIdleConnections() }
+
+func (c *client) endpoint() string {
+	if c.api == APICompletions {
+		return c.base + "/completions"
+	}
+	return c.base + "/chat/completions"
+}
+
+func (c *client) newRequest(ctx context.Context, method, url string, body []byte) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range c.headers {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	return req, nil
+}
+
+// ModelInfo is one entry of /v1/models.
+type ModelInfo struct {
+	ID          string `json:"id"`
+	MaxModelLen int    `json:"max_model_len"`
+}
+
+// models lists the server's models.
+func (c *client) models(ctx context.Context) ([]ModelInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := c.newRequest(ctx, http.MethodGet, c.base+"/models", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s/models: %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s/models: HTTP %d: %s", c.base, resp.StatusCode, snippet(body))
+	}
+	var list struct {
+		Data []ModelInfo `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("GET %s/models: %w", c.base, err)
+	}
+	return list.Data, nil
+}
+
+// attempt is the outcome of one HTTP request.
+type attempt struct {
+	Start      time.Time
+	Resp       *response
+	Status     int
+	Err        error
+	Class      string
+	RetryAfter time.Duration
+}
+
+// do sends one request. The body is prepared beforehand; the clock starts
+// right before the request is written.
+func (c *client) do(ctx context.Context, body []byte, sessionID string) *attempt {
+	a := &attempt{Resp: &response{}}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := c.newRequest(ctx, http.MethodPost, c.endpoint(), body)
+	if err != nil {
+		a.Start = time.Now()
+		a.Resp.End = a.Start
+		a.Err, a.Class = err, record.ErrConnect
+		return a
+	}
+	if sessionID != "" {
+		req.Header.Set("X-Session-ID", sessionID)
+	}
+	a.Start = time.Now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		a.Resp.End = time.Now()
+		a.Err, a.Class = err, classify(ctx, err)
+		return a
+	}
+	defer func() {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+	}()
+	a.Status = resp.StatusCode
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		a.Resp.End = time.Now()
+		a.Err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, snippet(b))
+		a.Class = classifyStatus(resp.StatusCode, b)
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+			a.RetryAfter = retryAfter(resp.Header.Get("Retry-After"))
+		}
+		return a
+	}
+	if c.stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		err = readStream(resp.Body, a.Resp, time.Now)
+	} else {
+		var b []byte
+		b, err = io.ReadAll(resp.Body)
+		now := time.Now()
+		a.Resp.End = now
+		if err == nil {
+			err = a.Resp.apply(bytes.TrimSpace(b), now, false)
+			if err == nil {
+				a.Resp.Extra = topLevelExtras(b, a.Resp.Extra)
+			}
+		}
+	}
+	if a.Resp.End.IsZero() {
+		a.Resp.End = time.Now()
+	}
+	if err != nil {
+		a.Err = err
+		if errors.Is(err, errStream) {
+			a.Class = record.ErrStream
+		} else {
+			a.Class = classify(ctx, err)
+		}
+	}
+	return a
+}
+
+// knownTopLevel are the response fields of the OpenAI schema (and the
+// simulator's own); any other top-level field is kept as a server extra.
+var knownTopLevel = map[string]bool{
+	"id": true, "object": true, "created": true, "model": true, "choices": true,
+	"usage": true, "system_fingerprint": true, "service_tier": true,
+	"prompt_logprobs": true, "kv_transfer_params": true, "sim_sent_ns": true,
+}
+
+// topLevelExtras returns the non-standard top-level fields of a whole
+// (non-streamed) response, merged with what was found already.
+func topLevelExtras(body []byte, have json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return have
+	}
+	extra := map[string]json.RawMessage{}
+	if len(have) > 0 {
+		json.Unmarshal(have, &extra)
+	}
+	for k, v := range m {
+		if !knownTopLevel[k] && string(v) != "null" {
+			extra[k] = v
+		}
+	}
+	if len(extra) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(extra)
+	return b
+}
+
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(b, &e) == nil && len(e.Error) > 0 {
+		var ae apiError
+		if json.Unmarshal(e.Error, &ae) == nil && ae.Message != "" {
+			s = ae.Message
+		} else {
+			var str string
+			if json.Unmarshal(e.Error, &str) == nil {
+				s = str
+			}
+		}
+	}
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+func classify(ctx context.Context, err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return record.ErrCanceled
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return record.ErrTimeout
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return record.ErrTimeout
+	}
+	return record.ErrConnect
+}
+
+func classifyStatus(status int, body []byte) string {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return record.ErrRateLimit
+	case status >= 500:
+		return record.ErrHTTP5xx
+	case status == http.StatusBadRequest && isContextLengthError(body):
+		return record.ErrContext
+	}
+	return record.ErrHTTP4xx
+}
+
+func isContextLengthError(body []byte) bool {
+	s := strings.ToLower(string(body))
+	return strings.Contains(s, "context length") || strings.Contains(s, "maximum context") ||
+		strings.Contains(s, "max_model_len") || strings.Contains(s, "context_length_exceeded")
+}
+
+// retryAfter parses a Retry-After header (seconds or an HTTP date).
+func retryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// retryable reports whether a failed attempt may be retried.
+func retryable(class string) bool {
+	switch class {
+	case record.ErrConnect, record.ErrTimeout, record.ErrRateLimit, record.ErrHTTP5xx, record.ErrStream:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,186 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"github.com/mtkit/mtkit/internal/record"
+	"net/http"
+	"time"
+)
+
+// Defaults.
+const (
+	DefaultClients        = 1
+	DefaultMaxRetries     = 3
+	DefaultRequestTimeout = 10 * time.Minute
+	DefaultRetryBase      = 250 * time.Millisecond
+	DefaultRetryMax       = 10 * time.Second
+)
+
+// Sampling is how a client picks which of its active conversations goes next.
+type Sampling string
+
+// Conversation sampling modes.
+const (
+	SampleRoundRobin Sampling = "round_robin"
+	SampleRandom     Sampling = "random"
+)
+
+// OnFailure is what happens to a conversation whose turn failed after all retries.
+type OnFailure string
+
+// Failure policies.
+const (
+	// ContinueConversation goes on with the next user turn, from the last
+	// successful context (the failed turn is left out of the history).
+	ContinueConversation OnFailure = "continue"
+	// AbandonConversation ends the conversation; it is reported as failed.
+	AbandonConversation OnFailure = "abandon"
+)
+
+// ThinkFunc draws a think time (the pause before a user turn after the
+// previous answer). planned is the conversation file's value for the turn.
+type ThinkFunc func(planned time.Duration) time.Duration
+
+// Options configure a replay.
+type Options struct {
+	// Server.
+	URL     string      // base URL, with or without /v1
+	Model   string      // empty: first id of /v1/models
+	APIKey  string      // sent as a bearer token; never recorded
+	Headers http.Header // extra headers
+	API     API
+	// ExtraBody is merged into every request body.
+	ExtraBody                map[string]any
+	Stream                   bool
+	IncludeUsage             bool
+	ContinuousUsage          bool
+	MaxCompletionTokensField bool // send max_completion_tokens instead of max_tokens
+	Temperature              *float64
+	Seed                     *int64
+	IgnoreEOS                bool
+	N                        int
+	SendConversationID       bool // top-level conversation_id field
+	SendSessionHeader        bool // X-Session-ID header
+	RequestTimeout           time.Duration
+
+	// Output length per turn: from the dataset, clamped to
+	// [LimitMinTokens, LimitMaxTokens] when those are > 0 (vLLM's
+	// --limit-min-tokens / --limit-max-tokens); FixedMaxTokens overrides.
+	FixedMaxTokens int
+	LimitMinTokens int
+	LimitMaxTokens int
+	SendMinTokens  bool // also send min_tokens = max_tokens
+	// MaxModelLen enables the context guard; 0 takes the server's
+	// max_model_len from /v1/models when it reports one.
+	MaxModelLen int
+	// Reasoning in history: send reasoning text back to the server.
+	KeepReasoning bool
+
+	// Load.
+	Clients  int      // closed loop: concurrent users
+	Active   int      // closed loop: active conversations in total, spread over clients
+	Sampling Sampling // which active conversation a client serves next
+	// Rate, when > 0, is the open-loop arrival rate of new conversations
+	// per second; each conversation is then its own user.
+	Rate        float64
+	Poisson     bool // Poisson arrivals (else constant spacing)
+	MaxInFlight int  // open loop: cap on concurrent conversations (0: none)
+	Think       ThinkFunc
+	Loop        bool // recycle conversations with fresh ids until Duration
+	RandSeed    uint64
+
+	// Stop conditions.
+	MaxRequests int           // total requests (0: no limit)
+	Duration    time.Duration // wall time (0: no limit)
+	MaxTurns    int           // user turns per conversation (0: all)
+	WarmupTurns int           // first requests recorded with phase=warmup
+
+	// Failures.
+	MaxRetries int
+	OnFailure  OnFailure
+	RetryBase  time.Duration
+	RetryMax   time.Duration
+
+	// Checks and diagnostics.
+	Verify       bool // compare answers with the dataset's
+	PrintContent bool // prompts and answers to Log
+	Tokenizer    Counter
+
+	// Identity.
+	RunID string
+	Shard int
+	// Phase of the records when not in warmup (default measure); a
+	// separate warmup pass runs with PhaseWarmup.
+	Phase string
+	// FirstSeq is the seq of the first record (a second pass of the same
+	// run continues the numbering).
+	FirstSeq int64
+}
+
+// Counter counts tokens on the client side.
+type Counter interface {
+	Count(text string) int
+}
+
+// withDefaults returns a copy with zero values replaced by defaults.
+func (o Options) withDefaults() Options {
+	if o.API == "" {
+		o.API = APIChat
+	}
+	if o.Phase == "" {
+		o.Phase = record.PhaseMeasure
+	}
+	if o.Clients <= 0 {
+		o.Clients = DefaultClients
+	}
+	if o.Active <= 0 {
+		o.Active = o.Clients
+	}
+	if o.Active < o.Clients {
+		o.Active = o.Clients
+	}
+	if o.Sampling == "" {
+		o.Sampling = SampleRoundRobin
+	}
+	if o.N <= 0 {
+		o.N = 1
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.OnFailure == "" {
+		o.OnFailure = ContinueConversation
+	}
+	if o.RetryBase <= 0 {
+		o.RetryBase = DefaultRetryBase
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = DefaultRetryMax
+	}
+	if o.Think == nil {
+		o.Think = func(planned time.Duration) time.Duration { return planned }
+	}
+	return o
+}
+
+// Validate reports the first invalid option.
+func (o *Options) Validate() error {
+	switch {
+	case o.URL == "":
+		return errors.New("url: missing (set --url or OPENAI_BASE_URL, or use --sim)")
+	case o.API != "" && o.API != APIChat && o.API != APICompletions:
+		return fmt.Errorf("api: %q is not chat or completions", o.API)
+	case o.Sampling != "" && o.Sampling != SampleRoundRobin && o.Sampling != SampleRandom:
+		return fmt.Errorf("conversation sampling: %q is not round_robin or random", o.Sampling)
+	case o.OnFailure != "" && o.OnFailure != ContinueConversation && o.OnFailure != AbandonConversation:
+		return fmt.Errorf("on-failure: %q is not continue or abandon", o.OnFailure)
+	case o.Rate < 0:
+		return fmt.Errorf("rate: %g is negative", o.Rate)
+	case o.LimitMinTokens > 0 && o.LimitMaxTokens > 0 && o.LimitMinTokens > o.LimitMaxTokens:
+		return fmt.Errorf("limit-min-tokens %d is above limit-max-tokens %d", o.LimitMinTokens, o.LimitMaxTokens)
+	case o.Loop && o.Duration <= 0 && o.MaxRequests <= 0:
+		return errors.New("loop: needs --duration or --max-requests to end")
+	}
+	return nil
+}

@@ -1,0 +1,444 @@
+package replay
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/record"
+)
+
+// Sink receives what a replay produces.
+type Sink struct {
+	// Records receives one record per request attempt and choice.
+	Records record.Encoder
+	// Conversations, when set, receives every started conversation with
+	// the model's real answers once it ends (finished or not).
+	Conversations *conv.Writer
+	// Log receives --print-content output and warnings; nil discards.
+	Log io.Writer
+	// Progress, when set, receives a status line every second.
+	Progress io.Writer
+}
+
+// Summary counts what a replay did.
+type Summary struct {
+	RunID       string
+	Model       string
+	MaxModelLen int
+	Requests    int64 // turns sent (retries not counted)
+	Attempts    int64
+	Failed      int64 // turns that failed after all retries
+	Retries     int64
+	// Conversations by final status.
+	Started, Finished, FailedConversations, Abandoned, Unfinished int64
+	Elapsed                                                       time.Duration
+	// NextSeq is the seq after the last record written.
+	NextSeq int64
+}
+
+// NewRunID returns a random run id.
+func NewRunID() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
+}
+
+// Run replays convs until they are all done or a stop condition holds.
+// Cancelling stop starts no new turns and lets in-flight ones finish;
+// cancelling abort cancels in-flight requests too (they are recorded with
+// error class "canceled"). Run returns after every started conversation
+// has been written to the sinks.
+func Run(stop, abort context.Context, opts Options, convs []conv.Conversation, sink Sink) (*Summary, error) {
+	o := opts.withDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.RunID == "" {
+		o.RunID = NewRunID()
+	}
+	if sink.Log == nil {
+		sink.Log = io.Discard
+	}
+	concurrency := o.Clients
+	if o.Rate > 0 {
+		concurrency = max(o.MaxInFlight, 64)
+	}
+	r := &runner{o: o, c: newClient(&o, concurrency), sink: sink, abort: abort}
+	defer r.c.close()
+	if err := r.discover(stop); err != nil {
+		return nil, err
+	}
+	var cancelStop context.CancelFunc
+	r.stop, cancelStop = context.WithCancel(stop)
+	defer cancelStop()
+	r.cancelStop = cancelStop
+	r.src = &source{convs: convs, loop: o.Loop}
+	r.rng = mrand.New(mrand.NewPCG(o.RandSeed, 0x6d746b6974))
+	r.anchor = time.Now()
+	r.seq = o.FirstSeq
+	if o.Duration > 0 {
+		t := time.AfterFunc(o.Duration, cancelStop)
+		defer t.Stop()
+	}
+	if sink.Progress != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go r.progress(done)
+	}
+	if o.Rate > 0 {
+		r.openLoop()
+	} else {
+		r.closedLoop()
+	}
+	r.sum.Elapsed = time.Since(r.anchor)
+	r.sum.RunID, r.sum.Model, r.sum.MaxModelLen = o.RunID, r.model, r.maxLen
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sum.NextSeq = r.seq
+	return &r.sum, r.outErr
+}
+
+type runner struct {
+	o          Options
+	c          *client
+	sink       Sink
+	stop       context.Context // no new turns
+	cancelStop context.CancelFunc
+	abort      context.Context // cancel in-flight requests
+	src        *source
+	anchor     time.Time
+	model      string
+	maxLen     int
+
+	reserved atomic.Int64 // turns reserved against MaxRequests
+	rngMu    sync.Mutex
+	rng      *mrand.Rand
+
+	mu     sync.Mutex // guards seq, sum, outputs
+	seq    int64
+	sum    Summary
+	outErr error
+	// live figures for the progress line
+	live liveStats
+}
+
+// discover fills in the model and max_model_len from /v1/models.
+func (r *runner) discover(ctx context.Context) error {
+	r.model, r.maxLen = r.o.Model, r.o.MaxModelLen
+	if r.model != "" && r.maxLen > 0 {
+		return nil
+	}
+	models, err := r.c.models(ctx)
+	if err != nil {
+		if r.model == "" {
+			return fmt.Errorf("no --model given and %w", err)
+		}
+		return nil // the context guard then stays off unless --max-model-len is set
+	}
+	if r.model == "" {
+		if len(models) == 0 {
+			return fmt.Errorf("no --model given and %s/models lists none", r.c.base)
+		}
+		r.model = models[0].ID
+	}
+	if r.maxLen == 0 {
+		for _, m := range models {
+			if m.ID == r.model {
+				r.maxLen = m.MaxModelLen
+			}
+		}
+	}
+	return nil
+}
+
+// source hands out conversations in input order, recycling them with
+// fresh ids when looping.
+type source struct {
+	mu    sync.Mutex
+	convs []conv.Conversation
+	i     int
+	pass  int
+	loop  bool
+}
+
+func (s *source) take() (*conv.Conversation, string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.convs) == 0 {
+		return nil, "", false
+	}
+	if s.i == len(s.convs) {
+		if !s.loop {
+			return nil, "", false
+		}
+		s.i, s.pass = 0, s.pass+1
+	}
+	c := &s.convs[s.i]
+	s.i++
+	id := c.ID
+	if s.pass > 0 {
+		id = fmt.Sprintf("%s#%d", c.ID, s.pass)
+	}
+	return c, id, true
+}
+
+// newSession starts a conversation for a client at time now; it returns
+// nil when the source is exhausted.
+func (r *runner) newSession(client int, now time.Time) *session {
+	c, id, ok := r.src.take()
+	if !ok {
+		return nil
+	}
+	s := &session{src: c, id: id, client: client, ready: now}
+	r.mu.Lock()
+	r.sum.Started++
+	r.mu.Unlock()
+	return s
+}
+
+// prepare readies the session's next turn; false means it has ended.
+func (r *runner) prepare(s *session) bool {
+	if s.ended {
+		return false
+	}
+	t, ok := s.next(&r.o)
+	if !ok {
+		s.ended = true
+		return false
+	}
+	s.cur = t
+	if !s.lastEnd.IsZero() {
+		planned := time.Duration(t.user.ThinkTimeMs * float64(time.Millisecond))
+		r.rngMu.Lock()
+		s.think = r.o.Think(planned)
+		r.rngMu.Unlock()
+		s.ready = s.lastEnd.Add(s.think)
+	}
+	return true
+}
+
+// reserve takes one request from the --max-requests budget.
+func (r *runner) reserve() (int64, bool) {
+	n := r.reserved.Add(1) - 1
+	if r.o.MaxRequests > 0 && n >= int64(r.o.MaxRequests) {
+		r.cancelStop()
+		return n, false
+	}
+	return n, true
+}
+
+// sleepUntil waits for t; false if ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// closedLoop runs Clients users, each alternating between its share of
+// the Active conversations, one request in flight per user.
+func (r *runner) closedLoop() {
+	var wg sync.WaitGroup
+	for c := 0; c < r.o.Clients; c++ {
+		quota := r.o.Active / r.o.Clients
+		if c < r.o.Active%r.o.Clients {
+			quota++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.user(c, quota)
+		}()
+	}
+	wg.Wait()
+}
+
+// user is one closed-loop client.
+func (r *runner) user(id, quota int) {
+	var active []*session
+	rr := 0
+	defer func() {
+		for _, s := range active {
+			r.finish(s)
+		}
+	}()
+	for {
+		for len(active) < quota && r.stop.Err() == nil {
+			s := r.newSession(id, time.Now())
+			if s == nil {
+				break
+			}
+			if r.prepare(s) {
+				active = append(active, s)
+			} else {
+				r.finish(s)
+			}
+		}
+		if len(active) == 0 {
+			return
+		}
+		i := r.pick(active, &rr)
+		s := active[i]
+		if !sleepUntil(r.stop, s.ready) {
+			return
+		}
+		r.runTurn(s)
+		if !r.prepare(s) {
+			r.finish(s)
+			active = append(active[:i], active[i+1:]...)
+		}
+		if r.stop.Err() != nil {
+			return
+		}
+	}
+}
+
+// pick chooses the next conversation: the ready ones in rotation (or at
+// random), else the one that becomes ready first.
+func (r *runner) pick(active []*session, rr *int) int {
+	now := time.Now()
+	var ready []int
+	first := 0
+	for i, s := range active {
+		if !s.ready.After(now) {
+			ready = append(ready, i)
+		}
+		if s.ready.Before(active[first].ready) {
+			first = i
+		}
+	}
+	if len(ready) == 0 {
+		return first
+	}
+	if r.o.Sampling == SampleRandom {
+		r.rngMu.Lock()
+		defer r.rngMu.Unlock()
+		return ready[r.rng.IntN(len(ready))]
+	}
+	for _, i := range ready {
+		if i >= *rr {
+			*rr = i + 1
+			return i
+		}
+	}
+	*rr = ready[0] + 1
+	return ready[0]
+}
+
+// openLoop starts conversations on an absolute arrival schedule; each is
+// its own user, sending its turns one after the other.
+func (r *runner) openLoop() {
+	var (
+		wg  sync.WaitGroup
+		sem chan struct{}
+	)
+	if r.o.MaxInFlight > 0 {
+		sem = make(chan struct{}, r.o.MaxInFlight)
+	}
+	interval := float64(time.Second) / r.o.Rate
+	offset := 0.0
+	for i := 0; ; i++ {
+		if i > 0 {
+			if r.o.Poisson {
+				r.rngMu.Lock()
+				offset += r.rng.ExpFloat64() * interval
+				r.rngMu.Unlock()
+			} else {
+				offset = float64(i) * interval
+			}
+		}
+		due := r.anchor.Add(time.Duration(offset))
+		if !sleepUntil(r.stop, due) {
+			break
+		}
+		if sem != nil {
+			select {
+			case sem <- struct{}{}:
+			case <-r.stop.Done():
+			}
+			if r.stop.Err() != nil {
+				break
+			}
+		}
+		s := r.newSession(i, due)
+		if s == nil {
+			if sem != nil {
+				<-sem
+			}
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if sem != nil {
+				defer func() { <-sem }()
+			}
+			for r.prepare(s) {
+				if !sleepUntil(r.stop, s.ready) {
+					break
+				}
+				r.runTurn(s)
+				if r.stop.Err() != nil {
+					break
+				}
+			}
+			r.finish(s)
+		}()
+	}
+	wg.Wait()
+}
+
+// finish writes a conversation that will send no more turns.
+func (r *runner) finish(s *session) {
+	if s.status == "" {
+		switch {
+		case !s.ended:
+			s.status = "unfinished"
+		case s.failed:
+			s.status = "failed"
+		default:
+			s.status = "finished"
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch s.status {
+	case "finished":
+		r.sum.Finished++
+	case "failed":
+		r.sum.FailedConversations++
+	case "abandoned":
+		r.sum.Abandoned++
+	default:
+		r.sum.Unfinished++
+	}
+	if r.sink.Conversations != nil && r.outErr == nil {
+		if err := r.sink.Conversations.Write(s.output()); err != nil {
+			r.outErr = fmt.Errorf("writing conversations: %w", err)
+			r.cancelStop()
+		}
+	}
+}
+
+// errAborted is the error of a turn cancelled by the second interrupt.
+var errAborted = errors.New("canceled by interrupt")

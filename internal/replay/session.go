@@ -1,0 +1,161 @@
+package replay
+
+import (
+	"time"
+
+	"github.com/mtkit/mtkit/internal/conv"
+)
+
+// session is the replay state of one conversation.
+type session struct {
+	src    *conv.Conversation
+	id     string // the id sent and recorded (fresh per loop pass)
+	client int
+	pos    int            // index in src.Messages of the next message to consume
+	turn   int            // index of the next user turn
+	hist   []conv.Message // what is sent: kept context + real answers
+	tokens []int          // client token count per hist message (-1: unknown)
+	// transcript is every message sent or received, never trimmed.
+	transcript []conv.Message
+	// dropped counts messages the context guard removed from hist.
+	dropped int
+	// ready is when the next turn may be sent (its intended send time).
+	ready   time.Time
+	think   time.Duration // planned think time before the next turn
+	cur     turnSpec      // the next turn, set by runner.prepare
+	lastEnd time.Time     // end of the previous turn
+	failed  bool          // some turn failed after all retries
+	ended   bool          // no more turns will be sent
+	status  string        // finished, failed, abandoned or unfinished
+}
+
+// turnSpec is the next user turn of a session.
+type turnSpec struct {
+	user      conv.Message
+	reference *conv.Message // the dataset's answer, if any
+	maxTokens int
+}
+
+// next advances to the next user message, moving system messages and
+// assistant messages that precede any user message into the history. It
+// returns false when the conversation has no user turn left.
+func (s *session) next(o *Options) (turnSpec, bool) {
+	msgs := s.src.Messages
+	for s.pos < len(msgs) && msgs[s.pos].Role != conv.RoleUser {
+		// System messages, and dataset answers that have no user turn of
+		// theirs (a conversation that starts with the assistant, or two
+		// answers in a row), are context.
+		s.push(msgs[s.pos], o)
+		s.pos++
+	}
+	if s.pos >= len(msgs) || (o.MaxTurns > 0 && s.turn >= o.MaxTurns) {
+		return turnSpec{}, false
+	}
+	t := turnSpec{user: msgs[s.pos]}
+	if s.pos+1 < len(msgs) && msgs[s.pos+1].Role == conv.RoleAssistant {
+		t.reference = &msgs[s.pos+1]
+	}
+	t.maxTokens = o.outputTokens(t.reference)
+	return t, true
+}
+
+// push appends a message to the history.
+func (s *session) push(m conv.Message, o *Options) {
+	m = conv.Message{Role: m.Role, Content: m.Content}
+	s.hist = append(s.hist, m)
+	s.transcript = append(s.transcript, m)
+	n := -1
+	if o.Tokenizer != nil {
+		n = o.Tokenizer.Count(m.Content)
+	}
+	s.tokens = append(s.tokens, n)
+}
+
+// consume marks the current user turn as sent, successfully or not. On
+// success the user message and the model's answer join the history; on
+// failure the history stays at the last successful context.
+func (s *session) consume(t turnSpec, answer *conv.Message, o *Options) {
+	s.pos++
+	if t.reference != nil {
+		s.pos++
+	}
+	s.turn++
+	if answer != nil {
+		s.push(t.user, o)
+		s.push(*answer, o)
+	}
+}
+
+// outputTokens is the max_tokens of a turn: the dataset's target, or the
+// dataset answer's token count, bounded by the limits; 0 leaves it unset.
+func (o *Options) outputTokens(ref *conv.Message) int {
+	if o.FixedMaxTokens > 0 {
+		return o.FixedMaxTokens
+	}
+	n := 0
+	if ref != nil {
+		n = ref.OutputTokens
+		if n == 0 && o.Tokenizer != nil && ref.Content != "" {
+			n = o.Tokenizer.Count(ref.Content)
+		}
+	}
+	if o.LimitMaxTokens > 0 && (n == 0 || n > o.LimitMaxTokens) {
+		n = o.LimitMaxTokens
+	}
+	if o.LimitMinTokens > 0 && n < o.LimitMinTokens {
+		n = o.LimitMinTokens
+	}
+	return n
+}
+
+// messageOverhead is the client's estimate of the chat template's tokens
+// per message (role markers, separators), used only by the context guard.
+const messageOverhead = 8
+
+// guard drops the oldest non-system history messages until the prompt
+// (history + user message, estimated with the client tokenizer) plus
+// maxTokens fits maxLen. It returns the prompt estimate.
+func (s *session) guard(user conv.Message, userTokens, maxTokens, maxLen int) int {
+	total := userTokens + messageOverhead
+	for _, n := range s.tokens {
+		total += max(n, 0) + messageOverhead
+	}
+	if maxLen <= 0 {
+		return total
+	}
+	for total+maxTokens > maxLen {
+		i := 0
+		for i < len(s.hist) && s.hist[i].Role == conv.RoleSystem {
+			i++
+		}
+		if i >= len(s.hist) {
+			break
+		}
+		// Drop a user message together with the answer that follows it.
+		j := i + 1
+		if s.hist[i].Role == conv.RoleUser && j < len(s.hist) && s.hist[j].Role == conv.RoleAssistant {
+			j++
+		}
+		for k := i; k < j; k++ {
+			total -= max(s.tokens[k], 0) + messageOverhead
+		}
+		s.hist = append(s.hist[:i], s.hist[j:]...)
+		s.tokens = append(s.tokens[:i], s.tokens[j:]...)
+		s.dropped += j - i
+	}
+	return total
+}
+
+// output is the conversation as replayed: the history with real answers.
+func (s *session) output() *conv.Conversation {
+	meta := map[string]any{"status": s.status, "source_id": s.src.ID, "turns_sent": s.turn}
+	if s.dropped > 0 {
+		meta["dropped_messages"] = s.dropped
+	}
+	for k, v := range s.src.Meta {
+		if _, ok := meta[k]; !ok {
+			meta[k] = v
+		}
+	}
+	return &conv.Conversation{ID: s.id, Messages: s.transcript, Meta: meta}
+}

@@ -1,0 +1,282 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/record"
+)
+
+// turnInfo is what the records of one attempt share.
+type turnInfo struct {
+	attempt      int
+	phase        string
+	scheduled    time.Time
+	thinkPlanned time.Duration
+	thinkActual  time.Duration
+	clientPrompt int64
+	inputMsgs    int
+	retried      bool
+}
+
+// runTurn sends the session's current turn, retrying as the failure
+// policy allows, records every attempt and updates the history.
+func (r *runner) runTurn(s *session) {
+	n, ok := r.reserve()
+	if !ok {
+		return
+	}
+	t := s.cur
+	o := &r.o
+	userTokens := -1
+	if o.Tokenizer != nil {
+		userTokens = o.Tokenizer.Count(t.user.Content)
+	}
+	clientPrompt := s.guard(t.user, max(userTokens, 0), t.maxTokens, r.maxLen)
+	msgs := make([]conv.Message, len(s.hist), len(s.hist)+1)
+	copy(msgs, s.hist)
+	msgs = append(msgs, conv.Message{Role: conv.RoleUser, Content: t.user.Content})
+	spec := requestSpec{Model: r.model, Messages: msgs, MaxTokens: t.maxTokens}
+	if o.SendMinTokens {
+		spec.MinTokens = t.maxTokens
+	}
+	if o.SendConversationID {
+		spec.ConversationID = s.id
+	}
+	sessionID := ""
+	if o.SendSessionHeader {
+		sessionID = s.id
+	}
+	info := turnInfo{
+		phase:        o.Phase,
+		scheduled:    s.ready,
+		thinkPlanned: s.think,
+		inputMsgs:    len(msgs),
+	}
+	if o.Tokenizer != nil {
+		info.clientPrompt = int64(clientPrompt)
+	}
+	if n < int64(o.WarmupTurns) {
+		info.phase = record.PhaseWarmup
+	}
+	body, err := o.buildBody(spec)
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	if o.PrintContent {
+		r.printContent(s, ">>>", t.user.Content)
+	}
+	var a *attempt
+	for attempt := 0; ; attempt++ {
+		a = r.c.do(r.abort, body, sessionID)
+		if attempt == 0 && !s.lastEnd.IsZero() {
+			info.thinkActual = a.Start.Sub(s.lastEnd)
+		}
+		info.attempt = attempt
+		info.retried = false
+		if a.Err != nil && retryable(a.Class) && attempt < o.MaxRetries {
+			info.retried = r.backoff(attempt, a.RetryAfter)
+		}
+		r.emit(r.records(s, t, a, &info))
+		if !info.retried {
+			break
+		}
+	}
+	s.lastEnd = a.Resp.End
+	if a.Err != nil {
+		s.failed = true
+		s.consume(t, nil, o)
+		if o.OnFailure == AbandonConversation || a.Class == record.ErrCanceled {
+			s.ended = true
+			if a.Class != record.ErrCanceled {
+				s.status = "abandoned"
+			}
+		}
+		r.mu.Lock()
+		r.sum.Failed++
+		r.mu.Unlock()
+		return
+	}
+	answer := conv.Message{Role: conv.RoleAssistant}
+	if len(a.Resp.Choices) > 0 {
+		c := a.Resp.Choices[0]
+		answer.Content = string(c.Content)
+		if o.KeepReasoning && len(c.Reasoning) > 0 {
+			answer.Content = string(c.Reasoning) + answer.Content
+		}
+	}
+	if o.PrintContent {
+		r.printContent(s, "<<<", answer.Content)
+	}
+	s.consume(t, &answer, o)
+}
+
+// backoff sleeps before a retry: exponential with jitter, or the server's
+// Retry-After. It returns false when interrupted (no retry then).
+func (r *runner) backoff(attempt int, after time.Duration) bool {
+	d := r.o.RetryBase << min(attempt, 16)
+	if d > r.o.RetryMax {
+		d = r.o.RetryMax
+	}
+	r.rngMu.Lock()
+	d = d/2 + time.Duration(r.rng.Int64N(int64(d/2)+1))
+	r.rngMu.Unlock()
+	if after > d {
+		d = min(after, time.Minute)
+	}
+	return sleepUntil(r.stop, time.Now().Add(d))
+}
+
+// records turns one attempt into one record per choice.
+func (r *runner) records(s *session, t turnSpec, a *attempt, info *turnInfo) []*record.Record {
+	choices := a.Resp.Choices
+	if len(choices) == 0 {
+		choices = []*choiceResult{{}}
+	}
+	out := make([]*record.Record, 0, len(choices))
+	for i, c := range choices {
+		rec := &record.Record{
+			RunID:              r.o.RunID,
+			Shard:              r.o.Shard,
+			ConversationID:     s.id,
+			Turn:               s.turn,
+			Attempt:            info.attempt,
+			Choice:             i,
+			Client:             s.client,
+			Phase:              info.phase,
+			Model:              r.model,
+			Scheduled:          r.wall(info.scheduled),
+			Start:              r.wall(a.Start),
+			End:                r.wall(a.Resp.End),
+			LatencyNs:          int64(a.Resp.End.Sub(a.Start)),
+			IntendedLatencyNs:  int64(a.Resp.End.Sub(info.scheduled)),
+			LatenessNs:         int64(a.Start.Sub(info.scheduled)),
+			ThinkPlannedNs:     int64(info.thinkPlanned),
+			ThinkActualNs:      int64(info.thinkActual),
+			ClientPromptTokens: info.clientPrompt,
+			InputMessages:      info.inputMsgs,
+			DroppedMessages:    s.dropped,
+			MaxTokens:          t.maxTokens,
+			Chunks:             c.Chunks,
+			ReasoningChunks:    c.ReasonChunks,
+			FinishReason:       c.FinishReason,
+			Status:             a.Status,
+			ErrorClass:         a.Class,
+			Retried:            info.retried,
+			ITLNs:              c.ITL,
+		}
+		if r.o.SendMinTokens {
+			rec.MinTokens = t.maxTokens
+		}
+		if a.Err != nil {
+			rec.Error = a.Err.Error()
+		}
+		if !c.FirstToken.IsZero() {
+			ft := r.wall(c.FirstToken)
+			rec.FirstToken = &ft
+			rec.TTFTNs = record.Ptr(int64(c.FirstToken.Sub(a.Start)))
+			if !c.FirstContent.IsZero() && !c.FirstContent.Equal(c.FirstToken) {
+				rec.TTFTContentNs = record.Ptr(int64(c.FirstContent.Sub(a.Start)))
+			}
+		}
+		if u := a.Resp.Usage; u != nil {
+			rec.PromptTokens = u.PromptTokens
+			if u.PromptTokensDetails != nil {
+				rec.CachedTokens = u.PromptTokensDetails.CachedTokens
+			}
+			// Usage covers the whole request: with n > 1 it is reported
+			// on choice 0 only, so sums over records stay right.
+			if i == 0 {
+				rec.CompletionTokens = u.CompletionTokens
+				if u.CompletionTokensDetails != nil {
+					rec.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+				}
+			}
+		}
+		if r.o.Tokenizer != nil && (len(c.Content) > 0 || len(c.Reasoning) > 0) {
+			rec.ClientCompletionTokens = int64(r.o.Tokenizer.Count(string(c.Reasoning) + string(c.Content)))
+		}
+		tokens := int64(c.Chunks)
+		if len(choices) == 1 && rec.CompletionTokens != nil {
+			tokens = *rec.CompletionTokens
+		}
+		if tokens > 1 && !c.FirstToken.IsZero() {
+			rec.TPOTNs = record.Ptr(float64(c.LastToken.Sub(c.FirstToken)) / float64(tokens-1))
+		}
+		if extra := mergeExtras(a.Resp.Extra, c.Extra); extra != "" {
+			rec.ServerExtra = extra
+		}
+		if r.o.Verify && a.Err == nil && t.reference != nil {
+			rec.VerifyMismatch = record.Ptr(strings.TrimSpace(string(c.Content)) != strings.TrimSpace(t.reference.Content))
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+func mergeExtras(top, choice json.RawMessage) string {
+	switch {
+	case len(top) == 0:
+		return string(choice)
+	case len(choice) == 0:
+		return string(top)
+	}
+	m := map[string]json.RawMessage{}
+	json.Unmarshal(top, &m)
+	json.Unmarshal(choice, &m)
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// wall converts a monotonic reading to wall-clock time from the run's
+// single anchor, so record timestamps never jump with the system clock.
+func (r *runner) wall(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return r.anchor.Add(t.Sub(r.anchor)).Round(0)
+}
+
+// emit numbers and writes records.
+func (r *runner) emit(recs []*record.Record) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range recs {
+		rec.Seq = r.seq
+		r.seq++
+		r.live.add(rec)
+		if rec.Choice == 0 {
+			r.sum.Attempts++
+			if rec.Retried {
+				r.sum.Retries++
+			} else {
+				r.sum.Requests++
+			}
+		}
+		if r.outErr == nil {
+			if err := r.sink.Records.Encode(rec); err != nil {
+				r.outErr = fmt.Errorf("writing records: %w", err)
+				r.cancelStop()
+			}
+		}
+	}
+}
+
+func (r *runner) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.outErr == nil {
+		r.outErr = err
+	}
+	r.cancelStop()
+}
+
+func (r *runner) printContent(s *session, dir, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.sink.Log, "[%s turn %d] %s %s\n", s.id, s.turn, dir, text)
+}
