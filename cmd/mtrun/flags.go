@@ -24,7 +24,7 @@ Poisson (or --arrival constant) schedule; each conversation is its own user.
 before each turn, per user (a think time, not an arrival rate).`
 	app.Flags = []cli.Flag{
 		&cli.StringFlag{Name: "input-file", Aliases: []string{"i"}, Usage: "conversations `FILE` (or the positional argument; - is stdin)"},
-		&cli.StringFlag{Name: "url", EnvVars: []string{"OPENAI_BASE_URL"}, Usage: "server base `URL`, e.g. http://127.0.0.1:8000 (with or without /v1)"},
+		&cli.StringFlag{Name: "url", Aliases: []string{"u"}, EnvVars: []string{"OPENAI_BASE_URL"}, Usage: "server base `URL`, e.g. http://127.0.0.1:8000 (with or without /v1)"},
 		&cli.StringFlag{Name: "model", Aliases: []string{"served-model-name"}, Usage: "model `NAME` (default: the first id of /v1/models)"},
 		&cli.StringFlag{Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "bearer `KEY` (never written to records or logs)"},
 		&cli.StringSliceFlag{Name: "header", Usage: "extra request header `\"Name: value\"` (repeatable)"},
@@ -37,7 +37,7 @@ before each turn, per user (a think time, not an arrival rate).`
 		&cli.Float64Flag{Name: "temperature", Usage: "sampling temperature `T` (default: server's)"},
 		&cli.Int64Flag{Name: "seed", Usage: "request seed and the seed of mtrun's own random choices"},
 		&cli.BoolFlag{Name: "ignore-eos", Usage: "send ignore_eos=true"},
-		&cli.IntFlag{Name: "n", Value: 1, Usage: "choices per request (parallel sampling); the history continues with choice 0"},
+		&cli.IntFlag{Name: "choices", Value: 1, Usage: "OpenAI's n: choices per request (parallel sampling), each recorded; the history continues with choice 0 (-n is vLLM's --max-num-requests)"},
 		&cli.BoolFlag{Name: "send-conversation-id", Usage: "send the conversation id both as a top-level conversation_id field and an X-Session-ID header"},
 		&cli.BoolFlag{Name: "conversation-id-field", Usage: "send the top-level conversation_id field"},
 		&cli.BoolFlag{Name: "session-id-header", Usage: "send the X-Session-ID header"},
@@ -54,7 +54,7 @@ before each turn, per user (a think time, not an arrival rate).`
 		&cli.Float64Flag{Name: "request-rate", Usage: "vLLM's per-user rate: exponential think time with mean 1/`R` s"},
 		&cli.BoolFlag{Name: "loop", Usage: "recycle conversations (fresh ids) until --duration or --max-requests"},
 
-		&cli.IntFlag{Name: "max-requests", Aliases: []string{"max-num-requests"}, Usage: "stop after `N` requests"},
+		&cli.IntFlag{Name: "max-requests", Aliases: []string{"n", "max-num-requests"}, Usage: "stop after `N` requests"},
 		&cli.DurationFlag{Name: "duration", Usage: "stop starting turns after `D`"},
 		&cli.IntFlag{Name: "max-turns", Usage: "user turns per conversation (0: all)"},
 		&cli.IntFlag{Name: "warmup-turns", Usage: "the first `N` requests are recorded with phase=warmup"},

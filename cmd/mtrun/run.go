@@ -75,7 +75,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	r.ContinuousUsage = c.Bool("continuous-usage-stats")
 	r.MaxCompletionTokensField = c.Bool("max-completion-tokens")
 	r.IgnoreEOS = c.Bool("ignore-eos")
-	r.N = c.Int("n")
+	r.N = c.Int("choices")
 	r.SendConversationID = c.Bool("send-conversation-id") || c.Bool("conversation-id-field")
 	r.SendSessionHeader = c.Bool("send-conversation-id") || c.Bool("session-id-header")
 	r.KeepReasoning = c.Bool("keep-reasoning")
