@@ -192,6 +192,7 @@ func (d *decoder) message() (conv.Message, bool, error) {
 	var (
 		m                  conv.Message
 		role, roleKey      string
+		textKey            string
 		haveRole, haveText bool
 	)
 	err := sc.object(func(key []byte) error {
@@ -204,7 +205,7 @@ func (d *decoder) message() (conv.Message, bool, error) {
 			if err != nil {
 				return fmt.Errorf("%s: %w", k, err)
 			}
-			if !haveRole || k == "from" {
+			if !haveRole || k == "from" || roleKey != "from" {
 				role, roleKey, haveRole = r, k, true
 			}
 		case "value", "content":
@@ -212,8 +213,8 @@ func (d *decoder) message() (conv.Message, bool, error) {
 			if err != nil {
 				return err
 			}
-			if !haveText || k == "value" {
-				m.Content, haveText = text, true
+			if !haveText || k == "value" || textKey != "value" {
+				m.Content, textKey, haveText = text, k, true
 			}
 		default:
 			return sc.skip()

@@ -308,7 +308,7 @@ func (s *scanner) skip() error {
 const maxDepth = 10000
 
 func (s *scanner) skipDepth(depth int) error {
-	if depth > maxDepth {
+	if depth >= maxDepth {
 		return s.syntaxf("exceeded max depth")
 	}
 	switch s.peek() {
