@@ -160,10 +160,16 @@ func (s *Server) authorized(r *http.Request) bool {
 
 // writeError writes an OpenAI-style error body.
 func writeError(w http.ResponseWriter, e *apiError) {
-	body := map[string]any{"error": map[string]any{
-		"message": e.message, "type": e.typ, "param": nilIfEmpty(e.param), "code": nilIfEmpty(e.code),
-	}}
-	b, _ := json.Marshal(body) // a map of strings cannot fail to encode
+	type errorObject struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Param   any    `json:"param"`
+		Code    any    `json:"code"`
+	}
+	body := struct {
+		Error errorObject `json:"error"`
+	}{errorObject{e.message, e.typ, nilIfEmpty(e.param), nilIfEmpty(e.code)}}
+	b, _ := json.Marshal(body) // strings only: cannot fail to encode
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(e.status)
 	_, _ = w.Write(append(b, '\n'))
