@@ -1,0 +1,82 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+func TestRunExitCodes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		action     error
+		wantCode   int
+		wantStderr string
+	}{
+		{"ok", nil, nil, ExitOK, ""},
+		{"plain error", nil, errors.New("boom"), ExitFailure, "tool: boom\n"},
+		{"usage error", nil, Usagef("bad %s", "x"), ExitUsage, "tool: bad x\n"},
+		{"silent exit", nil, Exit(ExitCheckFailed, nil), ExitCheckFailed, ""},
+		{"interrupted", nil, Exit(ExitInterrupted, errors.New("interrupted")), ExitInterrupted, "tool: interrupted\n"},
+		{"unknown flag", []string{"--nope"}, nil, ExitUsage, "tool: flag provided but not defined: -nope (see tool --help)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var out, errw bytes.Buffer
+			app := NewApp("tool", "test", Streams{Out: &out, Err: &errw})
+			app.Flags = []cli.Flag{&cli.BoolFlag{Name: "x"}}
+			app.Action = func(*cli.Context) error { return tc.action }
+			code := Run(context.Background(), app, append([]string{"tool"}, tc.args...))
+			if code != tc.wantCode {
+				t.Errorf("code = %d, want %d", code, tc.wantCode)
+			}
+			if errw.String() != tc.wantStderr {
+				t.Errorf("stderr = %q, want %q", errw.String(), tc.wantStderr)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing", out.String())
+			}
+		})
+	}
+}
+
+func TestInterrupts(t *testing.T) {
+	t.Parallel()
+	sig := make(chan os.Signal, 2)
+	stop, abort, release := Interrupts(context.Background(), sig)
+	defer release()
+	if stop.Err() != nil || abort.Err() != nil {
+		t.Fatal("cancelled before any signal")
+	}
+	sig <- os.Interrupt
+	waitDone(t, stop)
+	if abort.Err() != nil {
+		t.Fatal("first signal aborted")
+	}
+	sig <- os.Interrupt
+	waitDone(t, abort)
+}
+
+func waitDone(t *testing.T, ctx context.Context) {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("context not cancelled")
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	if v := Version(); v == "" || strings.Contains(v, " ") {
+		t.Errorf("Version() = %q", v)
+	}
+}
