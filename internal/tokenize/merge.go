@@ -99,6 +99,9 @@ func (h *candHeap) Pop() any {
 // a heap of candidate pairs, O(n log n).
 func mergeHeap(merges map[uint64]mergeRule, syms []int32) []int32 {
 	n := len(syms)
+	if n < 2 {
+		return syms
+	}
 	prev := make([]int32, n)
 	next := make([]int32, n)
 	alive := make([]bool, n)
