@@ -31,6 +31,9 @@ const noRank = int32(1<<31 - 1)
 // mergeSmall is merge for short pieces: a rank per adjacent pair, a linear
 // scan for the minimum, in-place removal.
 func mergeSmall(merges map[uint64]mergeRule, syms []int32) []int32 {
+	if len(syms) < 2 || len(syms) > smallPiece {
+		return mergeHeap(merges, syms)
+	}
 	var rbuf [smallPiece]int32
 	var ibuf [smallPiece]int32
 	ranks := rbuf[:len(syms)-1]
