@@ -1,6 +1,22 @@
 package gen
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrFlag is wrapped by the errors of Apply: a bad command-line value.
+var ErrFlag = errors.New("bad flag value")
+
+// flagErr returns an error that matches ErrFlag.
+func flagErr(format string, args ...any) error {
+	return &flagError{msg: fmt.Sprintf(format, args...)}
+}
+
+type flagError struct{ msg string }
+
+func (e *flagError) Error() string        { return e.msg }
+func (e *flagError) Is(target error) bool { return target == ErrFlag }
 
 // Overrides are command-line settings that replace a config's. Zero values
 // (and a nil Seed) leave the config's setting alone. Errors name the
@@ -22,7 +38,7 @@ type Overrides struct {
 // Apply replaces the settings of c that o sets.
 func (c *Config) Apply(o Overrides) error {
 	if o.NumConversations < 0 || o.NumConversations > maxConversations {
-		return fmt.Errorf("-n: %d is out of range [1, %d]", o.NumConversations, int64(maxConversations))
+		return flagErr("-n: %d is out of range [1, %d]", o.NumConversations, int64(maxConversations))
 	}
 	if o.NumConversations > 0 {
 		c.NumConversations = o.NumConversations
@@ -42,14 +58,14 @@ func (c *Config) Apply(o Overrides) error {
 		}
 		d, err := ParseDist(f.spec, Count)
 		if err != nil {
-			return fmt.Errorf("%s: %w", f.flag, err)
+			return flagErr("%s: %v", f.flag, err)
 		}
 		*f.dst = d
 	}
 	if o.ThinkTime != "" {
 		d, err := ParseDist(o.ThinkTime, Seconds)
 		if err != nil {
-			return fmt.Errorf("--think-time: %w", err)
+			return flagErr("--think-time: %v", err)
 		}
 		c.ThinkTime = &d
 	}
@@ -57,7 +73,7 @@ func (c *Config) Apply(o Overrides) error {
 		c.TextFiles = append([]string(nil), o.TextFiles...)
 	}
 	if o.PrefixGroups < 0 || o.PrefixGroups > maxConversations {
-		return fmt.Errorf("--prefix-groups: %d is out of range [0, %d]", o.PrefixGroups, int64(maxConversations))
+		return flagErr("--prefix-groups: %d is out of range [0, %d]", o.PrefixGroups, int64(maxConversations))
 	}
 	if o.PrefixGroups > 0 {
 		c.PrefixGroups = o.PrefixGroups
