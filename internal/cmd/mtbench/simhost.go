@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/sim"
+)
+
+// simHost serves a simulator on a loopback port from this process. With
+// tap set, it keeps, for every completion request, the time the request
+// reached the handler and the "sim_sent_ns" stamp of every token-bearing
+// chunk, keyed by the X-Session-ID header.
+type simHost struct {
+	URL    string
+	Server *sim.Server
+	hs     *http.Server
+	done   chan struct{}
+	tap    *tap
+}
+
+// startSim serves cfg on 127.0.0.1; withTap keeps per-request stamps.
+func startSim(cfg sim.Config, withTap bool) (*simHost, error) {
+	s, err := sim.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	h := &simHost{URL: "http://" + ln.Addr().String(), Server: s, done: make(chan struct{})}
+	var handler http.Handler = s
+	if withTap {
+		h.tap = &tap{next: s, reqs: map[string][]*served{}}
+		handler = h.tap
+	}
+	h.hs = &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second}
+	go func() {
+		defer close(h.done)
+		_ = h.hs.Serve(ln)
+	}()
+	return h, nil
+}
+
+// close stops the server, cutting streams still open after a grace period.
+func (h *simHost) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := h.hs.Shutdown(ctx); err != nil {
+		_ = h.hs.Close()
+	}
+	<-h.done
+}
+
+// served is what the server did for one request, in Unix nanoseconds of
+// the server's clock.
+type served struct {
+	recv   int64   // request handed to the handler (headers read)
+	stamps []int64 // sim_sent_ns of each token-bearing chunk, in order
+	bad    int     // token chunks whose stamp could not be parsed
+}
+
+// tap records the send stamps of a simulator's streams.
+type tap struct {
+	next http.Handler
+	mu   sync.Mutex
+	reqs map[string][]*served // by X-Session-ID, in arrival order
+}
+
+func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	recv := time.Now().UnixNano()
+	if r.Method != http.MethodPost {
+		t.next.ServeHTTP(w, r)
+		return
+	}
+	sv := &served{recv: recv, stamps: make([]int64, 0, 64)}
+	t.next.ServeHTTP(&tapWriter{ResponseWriter: w, sv: sv}, r)
+	id := r.Header.Get("X-Session-ID")
+	t.mu.Lock()
+	t.reqs[id] = append(t.reqs[id], sv)
+	t.mu.Unlock()
+}
+
+// take returns and forgets the requests seen so far.
+func (t *tap) take() map[string][]*served {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := t.reqs
+	t.reqs = map[string][]*served{}
+	return m
+}
+
+// tapWriter looks at each chunk the simulator writes. The simulator
+// writes every SSE event with one Write, so one Write is one chunk.
+type tapWriter struct {
+	http.ResponseWriter
+	sv *served
+}
+
+// Unwrap lets http.ResponseController reach the real writer's Flush.
+func (w *tapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *tapWriter) Write(b []byte) (int, error) {
+	if ns, ok, err := tokenStamp(b); ok {
+		if err != nil {
+			w.sv.bad++
+		} else {
+			w.sv.stamps = append(w.sv.stamps, ns)
+		}
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+var (
+	stampKey  = []byte(`"sim_sent_ns":`)
+	roleDelta = []byte(`"delta":{"role"`)
+	noChoices = []byte(`"choices":[]`)
+)
+
+// tokenStamp classifies one SSE event written by the simulator: ok is
+// true for a chunk that carries a token (not the role chunk, the usage
+// chunk or [DONE]), and ns is its "sim_sent_ns" stamp.
+func tokenStamp(ev []byte) (ns int64, ok bool, err error) {
+	i := bytes.LastIndex(ev, stampKey)
+	if i < 0 || !bytes.HasPrefix(ev, []byte("data:")) || bytes.Contains(ev, roleDelta) || bytes.Contains(ev, noChoices) {
+		return 0, false, nil
+	}
+	rest := ev[i+len(stampKey):]
+	j := 0
+	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	if j == 0 {
+		return 0, true, errors.New("sim_sent_ns: no digits")
+	}
+	ns, err = strconv.ParseInt(string(rest[:j]), 10, 64)
+	if err != nil {
+		return 0, true, fmt.Errorf("sim_sent_ns: %w", err)
+	}
+	return ns, true, nil
+}
