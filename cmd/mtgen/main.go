@@ -49,20 +49,20 @@ func run(s command.Streams, args []string) int {
 	app.UsageText = usageText
 	app.Flags = []cli.Flag{
 		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "vLLM generate_conversations JSON config `FILE`"},
-		&cli.IntFlag{Name: "num-conversations", Aliases: []string{"n"}, Usage: "number of conversations (default 100)"},
+		&cli.IntFlag{Name: "num-conversations", Aliases: []string{"n"}, DefaultText: "100", Usage: "number of conversations `N`"},
 		&cli.StringFlag{Name: "turns", Usage: "messages per conversation `DIST`, rounded up to even, at least 2 (default uniform:12:18)"},
 		&cli.StringFlag{Name: "input-tokens", Usage: "tokens per user message `DIST`; the first includes the prefixes (default uniform:120:160)"},
 		&cli.StringFlag{Name: "output-tokens", Usage: "target tokens per answer `DIST` (default uniform:80:120)"},
 		&cli.StringFlag{Name: "system-prefix-tokens", Aliases: []string{"common-prefix-tokens"}, Usage: "tokens of the prefix shared by all conversations (or by each --prefix-groups group) `DIST` (default 0)"},
 		&cli.StringFlag{Name: "prefix-tokens", Usage: "tokens of each conversation's own prefix `DIST` (default 0)"},
 		&cli.StringFlag{Name: "think-time", Usage: "pause before each user message but the first `DIST`, e.g. exponential:mean=2s (default none)"},
-		&cli.IntFlag{Name: "prefix-groups", Usage: "`G` groups of conversations, each sharing one system prompt of --system-prefix-tokens (default 0: the common prefix starts the first user message, as in vLLM)"},
-		&cli.StringFlag{Name: "tokenizer", Aliases: []string{"t"}, Value: tokenize.Default, Usage: "built-in encoding (o200k_base, cl100k_base) or tokenizer.json file or model `DIR`"},
-		&cli.Uint64Flag{Name: "seed", Usage: "random seed; the same seed, config, corpus and tokenizer give the same bytes (default 0)"},
+		&cli.IntFlag{Name: "prefix-groups", DefaultText: "0: the common prefix starts the first user message, as in vLLM", Usage: "`G` groups of conversations, each sharing one system prompt of --system-prefix-tokens"},
+		&cli.StringFlag{Name: "tokenizer", Aliases: []string{"t"}, Value: tokenize.Default, Usage: "`SPEC`: a built-in encoding (o200k_base, cl100k_base), a tokenizer.json file or a model directory"},
+		&cli.Uint64Flag{Name: "seed", Usage: "random `SEED`; the same seed, config, corpus and tokenizer give the same bytes"},
 		&cli.StringFlag{Name: "text-files", Usage: "comma-separated corpus `FILES` (default: the embedded public-domain corpus)"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output `FILE`, - for stdout; .gz and .zst compress"},
-		&cli.BoolFlag{Name: "stats", Usage: "print the statistics table (vLLM's print_stats) to stderr"},
-		&cli.IntFlag{Name: "workers", Usage: "goroutines making text (default: all CPUs); the output does not depend on it"},
+		&cli.BoolFlag{Name: "stats", DefaultText: "off", Usage: "print the statistics table (vLLM's print_stats) to stderr"},
+		&cli.IntFlag{Name: "workers", DefaultText: "all CPUs", Usage: "`N` goroutines making text; the output does not depend on it"},
 	}
 	app.Action = func(c *cli.Context) error {
 		if c.NArg() > 0 {

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mtkit/mtkit/internal/command"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// TestGolden runs mtgen with injected streams and compares stdout, stderr
+// and the exit code with testdata/NAME.stdout and NAME.stderr.
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args string
+		code int
+	}{
+		{"small", "-n 3 --turns 4 --input-tokens uniform:5:30 --output-tokens constant:7 --seed 7", 0},
+		{"prefixes", "-n 2 --turns 2 --input-tokens 40 --output-tokens 3 --system-prefix-tokens 12 --prefix-tokens 9 --think-time exponential:mean=2s", 0},
+		{"groups", "-n 4 --turns 4 --input-tokens 10 --output-tokens 3 --system-prefix-tokens 6 --prefix-groups 2 --think-time uniform:500ms:1.5s --seed 3", 0},
+		{"stats", "-n 5 --turns uniform:2:8 --input-tokens lognormal:avg=30,median_ratio=0.8,max=60 --output-tokens poisson:20 --stats --seed 11", 0},
+		{"vllm_config", "--config testdata/vllm_example.json -n 2 --turns 4 --stats", 0},
+		{"text_files", "-n 2 --turns 2 --input-tokens 15 --output-tokens 2 --text-files testdata/pg1184.txt", 0},
+		{"bad_dist", "--turns uniform:10:4", command.ExitUsage},
+		{"bad_dist_name", "--input-tokens gaussian:3", command.ExitUsage},
+		{"bad_think", "--think-time exponential:mean=2parsecs", command.ExitUsage},
+		{"bad_config_field", "--config testdata/bad_field.json", command.ExitFailure},
+		{"missing_config", "--config testdata/nope.json", command.ExitFailure},
+		{"bad_tokenizer", "--tokenizer nonexistent-tokenizer", command.ExitUsage},
+		{"bad_flag", "--bogus", command.ExitUsage},
+		{"extra_arg", "-n 1 stray", command.ExitUsage},
+		{"help", "--help", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var out, errb bytes.Buffer
+			code := run(command.Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, append([]string{"mtgen"}, strings.Fields(tt.args)...))
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tt.code, errb.String())
+			}
+			golden(t, tt.name+".stdout", out.Bytes())
+			golden(t, tt.name+".stderr", errb.Bytes())
+		})
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
+	}
+}
+
+// TestOutputFileCompressed writes -o x.jsonl.zst and x.jsonl and checks
+// that the decompressed bytes equal the plain ones, and that two runs give
+// the same bytes (determinism through the CLI).
+func TestOutputFileCompressed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	args := "-n 20 --turns uniform:2:6 --input-tokens uniform:10:200 --system-prefix-tokens 50 --prefix-tokens 20 --seed 5"
+	var outs [][]byte
+	for _, name := range []string{"a.jsonl", "b.jsonl", "c.jsonl.zst"} {
+		var errb bytes.Buffer
+		path := filepath.Join(dir, name)
+		code := run(command.Streams{Out: &bytes.Buffer{}, Err: &errb}, append([]string{"mtgen", "-o", path}, strings.Fields(args)...))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errb.String())
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, data)
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Error("two runs with the same seed differ")
+	}
+	if bytes.Equal(outs[0], outs[2]) || !bytes.HasPrefix(outs[2], []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+		t.Error(".zst output is not zstd")
+	}
+	if n := bytes.Count(outs[0], []byte("\n")); n != 20 {
+		t.Errorf("%d lines, want 20", n)
+	}
+}
