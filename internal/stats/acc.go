@@ -1,0 +1,215 @@
+package stats
+
+import (
+	"math"
+
+	"github.com/mtkit/mtkit/internal/record"
+)
+
+// Metric indexes the per-request sample series.
+type Metric int
+
+// The metrics of the describe table, in display order.
+const (
+	TTFT Metric = iota
+	TPOT
+	ITL
+	Latency
+	InputTurns
+	InputTokens
+	OutputTokens
+	OutputChunks
+	IntendedLatency
+	Lateness
+	ThinkPlanned
+	ThinkActual
+	numMetrics
+)
+
+// MetricNames are the row names of the describe table and the keys of the
+// JSON "metrics" object, indexed by Metric.
+var MetricNames = [numMetrics]string{
+	"ttft_ms", "tpot_ms", "itl_ms", "latency_ms",
+	"input_num_turns", "input_num_tokens", "output_num_tokens", "output_num_chunks",
+	"intended_latency_ms", "lateness_ms", "think_planned_ms", "think_actual_ms",
+}
+
+// coreMetrics is the vLLM summary; the rest appear in the table when they
+// have samples.
+const coreMetrics = OutputChunks + 1
+
+// convAcc accumulates one conversation.
+type convAcc struct {
+	turns, failed    int
+	minStart, maxEnd int64
+	waitMs           float64
+	missedSLO        bool
+}
+
+type convKey struct{ run, id string }
+
+// point is one successful request on the time axis (for the HTML report).
+type point struct {
+	start, end float64 // unix seconds
+	latMs      float64
+	ttftMs     float64 // NaN when absent
+	outTokens  float64
+}
+
+// acc accumulates the requests of one group: one float64 per sample per
+// metric, counters and per-conversation totals.
+type acc struct {
+	samples          [numMetrics][]float64
+	requests, ok     int
+	errors           map[string]int
+	retries          int
+	minStart, maxEnd int64
+	timed            bool
+	inTok, outTok    int64
+	cached, cachedOf int64
+	cacheReported    int
+	good             int
+	convs            map[convKey]*convAcc
+	series           []point
+	keepSeries       bool
+}
+
+func newAcc(series bool) *acc {
+	return &acc{errors: map[string]int{}, convs: map[convKey]*convAcc{}, keepSeries: series}
+}
+
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// add accounts one measured record; good says whether it met the
+// per-request SLO thresholds.
+func (a *acc) add(r *record.Record, good bool) {
+	start, end := r.Start.UnixNano(), r.End.UnixNano()
+	if !a.timed || start < a.minStart {
+		a.minStart = start
+	}
+	if !a.timed || end > a.maxEnd {
+		a.maxEnd = end
+	}
+	a.timed = true
+	if r.Retried {
+		a.retries++
+		return
+	}
+	a.requests++
+	ck := convKey{r.RunID, r.ConversationID}
+	c := a.convs[ck]
+	if c == nil {
+		c = &convAcc{minStart: start, maxEnd: end}
+		a.convs[ck] = c
+	}
+	c.turns++
+	c.minStart, c.maxEnd = min(c.minStart, start), max(c.maxEnd, end)
+	c.waitMs += ms(r.LatencyNs)
+	if !good {
+		c.missedSLO = true
+	}
+	if !r.OK() {
+		a.errors[r.ErrorClass]++
+		c.failed++
+		return
+	}
+	a.ok++
+	if good {
+		a.good++
+	}
+	s := &a.samples
+	ttft := math.NaN()
+	if r.TTFTNs != nil {
+		ttft = ms(*r.TTFTNs)
+		s[TTFT] = append(s[TTFT], ttft)
+	}
+	if r.TPOTNs != nil {
+		s[TPOT] = append(s[TPOT], *r.TPOTNs/1e6)
+	}
+	for _, g := range r.ITLNs {
+		s[ITL] = append(s[ITL], ms(g))
+	}
+	s[Latency] = append(s[Latency], ms(r.LatencyNs))
+	s[InputTurns] = append(s[InputTurns], float64(r.InputMessages))
+	in, out := inputTokens(r), outputTokens(r)
+	a.inTok += in
+	a.outTok += out
+	s[InputTokens] = append(s[InputTokens], float64(in))
+	s[OutputTokens] = append(s[OutputTokens], float64(out))
+	s[OutputChunks] = append(s[OutputChunks], float64(r.Chunks))
+	if !r.Scheduled.IsZero() {
+		s[IntendedLatency] = append(s[IntendedLatency], ms(r.IntendedLatencyNs))
+		s[Lateness] = append(s[Lateness], ms(r.LatenessNs))
+	}
+	if r.Turn > 0 {
+		s[ThinkPlanned] = append(s[ThinkPlanned], ms(r.ThinkPlannedNs))
+		s[ThinkActual] = append(s[ThinkActual], ms(r.ThinkActualNs))
+	}
+	if r.CachedTokens != nil && r.PromptTokens != nil {
+		a.cacheReported++
+		a.cached += *r.CachedTokens
+		a.cachedOf += *r.PromptTokens
+	}
+	if a.keepSeries {
+		a.series = append(a.series, point{
+			start: float64(start) / 1e9, end: float64(end) / 1e9,
+			latMs: ms(r.LatencyNs), ttftMs: ttft, outTokens: float64(out),
+		})
+	}
+}
+
+// inputTokens is the server's prompt token count, else the client's.
+func inputTokens(r *record.Record) int64 {
+	if r.PromptTokens != nil {
+		return *r.PromptTokens
+	}
+	return r.ClientPromptTokens
+}
+
+// outputTokens is the server's completion token count, else the client's.
+func outputTokens(r *record.Record) int64 {
+	if r.CompletionTokens != nil {
+		return *r.CompletionTokens
+	}
+	return r.ClientCompletionTokens
+}
+
+// dedup remembers record keys: a bitset of sequence numbers per (run,
+// shard), since sequence numbers are dense, and a map for outliers.
+type dedup struct {
+	sets  map[shardKey][]uint64
+	other map[record.Key]struct{}
+}
+
+type shardKey struct {
+	run   string
+	shard int
+}
+
+const maxBitsetSeq = 1 << 31
+
+// seen reports whether k was seen before, and remembers it.
+func (d *dedup) seen(k record.Key) bool {
+	if k.Seq < 0 || k.Seq >= maxBitsetSeq {
+		if d.other == nil {
+			d.other = map[record.Key]struct{}{}
+		}
+		_, ok := d.other[k]
+		d.other[k] = struct{}{}
+		return ok
+	}
+	if d.sets == nil {
+		d.sets = map[shardKey][]uint64{}
+	}
+	sk := shardKey{k.RunID, k.Shard}
+	bits := d.sets[sk]
+	w, b := int(k.Seq/64), uint64(1)<<(k.Seq%64)
+	if w >= len(bits) {
+		bits = append(bits, make([]uint64, w+1-len(bits))...)
+		bits = bits[:cap(bits)]
+	}
+	ok := bits[w]&b != 0
+	bits[w] |= b
+	d.sets[sk] = bits
+	return ok
+}

@@ -1,0 +1,223 @@
+package stats
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+
+	"github.com/mtkit/mtkit/internal/record"
+)
+
+// maxReported is how many malformed lines are printed before the rest are
+// only counted.
+const maxReported = 100
+
+// collector reads records into accumulators: the whole input, the --by
+// groups and, when needed, each turn.
+type collector struct {
+	opts    *Options
+	filter  Filter
+	slo     *sloChecker
+	groupBy func(r *record.Record, label string) string
+
+	mu      sync.Mutex
+	stopped bool
+	all     *acc
+	groups  map[string]*acc
+	turns   map[int]*acc
+	dedup   dedup
+	in      Inputs
+	files   map[string]*FileStats
+	raw     [][]any // rows of the XLSX "Raw data" sheet
+}
+
+// Inputs describes what was read.
+type Inputs struct {
+	Files       []*FileStats `json:"files"`
+	Records     int          `json:"records"`
+	Malformed   int          `json:"malformed"`
+	Truncated   int          `json:"truncated"`
+	Duplicates  int          `json:"duplicates"`
+	Warmup      int          `json:"warmup_skipped"`
+	FilteredOut int          `json:"filtered_out"`
+}
+
+// FileStats counts the valid records of one input.
+type FileStats struct {
+	Label   string `json:"label"`
+	Path    string `json:"path"`
+	Records int    `json:"records"`
+}
+
+func newCollector(o *Options, filter Filter, objs []Objective) (*collector, error) {
+	c := &collector{opts: o, filter: filter, all: newAcc(o.HTML != ""), groups: map[string]*acc{}, files: map[string]*FileStats{}}
+	if len(objs) > 0 {
+		c.slo = &sloChecker{objs: objs}
+	}
+	needTurns := o.HTML != "" || o.XLSX != ""
+	for _, ob := range objs {
+		needTurns = needTurns || ob.Turn >= 0
+	}
+	if needTurns {
+		c.turns = map[int]*acc{}
+	}
+	gb, err := groupFunc(o.By)
+	if err != nil {
+		return nil, err
+	}
+	c.groupBy = gb
+	return c, nil
+}
+
+// groupFunc returns the group key of a record for --by.
+func groupFunc(by string) (func(*record.Record, string) string, error) {
+	switch by {
+	case "":
+		return nil, nil
+	case "turn":
+		return func(r *record.Record, _ string) string { return strconv.Itoa(r.Turn) }, nil
+	case "conversation":
+		return func(r *record.Record, _ string) string { return r.ConversationID }, nil
+	case "client":
+		return func(r *record.Record, _ string) string { return strconv.Itoa(r.Client) }, nil
+	case "phase":
+		return func(r *record.Record, _ string) string { return r.Phase }, nil
+	case "run":
+		return func(r *record.Record, _ string) string { return r.RunID }, nil
+	case "file":
+		return func(_ *record.Record, label string) string { return label }, nil
+	}
+	idx, ok := fieldIndex[by]
+	if !ok {
+		return nil, fmt.Errorf("--by %s: not turn, conversation, client, phase, run, file or a record field", by)
+	}
+	return func(r *record.Record, _ string) string { return fieldValue(r, idx).String() }, nil
+}
+
+// read scans fs to the end; it returns a fatal error, or a *SyntaxError
+// under --strict.
+// The reader owns fs: after an interrupt it may still be blocked in a
+// read, so only it closes fs.
+func (c *collector) read(fs *record.Files) error {
+	defer fs.Close()
+	for fs.Scan() {
+		c.mu.Lock()
+		if c.stopped {
+			c.mu.Unlock()
+			return nil
+		}
+		err := c.add(fs)
+		c.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return fs.Err()
+}
+
+func (c *collector) add(fs *record.Files) error {
+	if err := fs.Err(); err != nil {
+		c.in.Malformed++
+		if errors.Is(err, record.ErrTruncated) {
+			c.in.Truncated++
+		}
+		if c.opts.Strict {
+			return err
+		}
+		if c.in.Malformed <= maxReported {
+			fmt.Fprintln(c.opts.Err, err)
+		} else if c.in.Malformed == maxReported+1 {
+			fmt.Fprintln(c.opts.Err, "further malformed lines are only counted")
+		}
+		return nil
+	}
+	r := fs.Record()
+	c.in.Records++
+	fst := c.files[fs.Label()]
+	if fst == nil {
+		fst = &FileStats{Label: fs.Label(), Path: fs.File()}
+		c.files[fs.Label()] = fst
+		c.in.Files = append(c.in.Files, fst)
+	}
+	fst.Records++
+	if c.dedup.seen(r.Key()) {
+		c.in.Duplicates++
+		return nil
+	}
+	if !r.Measured() && !c.opts.IncludeWarmup {
+		c.in.Warmup++
+		return nil
+	}
+	if !c.filter.Match(r) {
+		c.in.FilteredOut++
+		return nil
+	}
+	good := r.OK()
+	if c.slo != nil && !r.Retried {
+		good = c.slo.good(r)
+	}
+	c.all.add(r, good)
+	if c.opts.XLSX != "" {
+		if len(c.raw) < maxXLSXRows {
+			c.raw = append(c.raw, rawRow(r))
+		} else if len(c.raw) == maxXLSXRows {
+			fmt.Fprintf(c.opts.Err, "%s: more than %d records; the Raw data sheet holds the first ones\n", c.opts.XLSX, maxXLSXRows)
+			c.raw = append(c.raw, nil)
+		}
+	}
+	if c.groupBy != nil {
+		k := c.groupBy(r, fs.Label())
+		g := c.groups[k]
+		if g == nil {
+			g = newAcc(false)
+			c.groups[k] = g
+		}
+		g.add(r, good)
+	}
+	if c.turns != nil {
+		t := c.turns[r.Turn]
+		if t == nil {
+			t = newAcc(false)
+			c.turns[r.Turn] = t
+		}
+		t.add(r, good)
+	}
+	return nil
+}
+
+// passThrough copies the records that pass --where to enc (--records),
+// warmup records included, duplicates dropped.
+func passThrough(fs *record.Files, o *Options, filter Filter, enc record.Encoder) (Inputs, error) {
+	var in Inputs
+	var d dedup
+	for fs.Scan() {
+		if err := fs.Err(); err != nil {
+			in.Malformed++
+			if o.Strict {
+				return in, err
+			}
+			if in.Malformed <= maxReported {
+				fmt.Fprintln(o.Err, err)
+			}
+			continue
+		}
+		r := fs.Record()
+		in.Records++
+		switch {
+		case d.seen(r.Key()):
+			in.Duplicates++
+		case filter.Match(r):
+			if err := enc.Encode(r); err != nil {
+				return in, err
+			}
+		default:
+			in.FilteredOut++
+		}
+	}
+	if err := fs.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return in, err
+	}
+	return in, nil
+}

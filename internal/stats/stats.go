@@ -1,0 +1,223 @@
+// Package stats summarises mtkit request records: the vLLM multi-turn
+// summary (runtime, request rate, describe table of TTFT, TPOT, ITL,
+// latency and sizes), throughput, failures by class, cache hit, schedule
+// adherence, per-group views, SLOs with goodput, comparisons between runs,
+// and table, markdown, JSON, CSV, HTML and XLSX reports.
+//
+// Quantiles are exact (all samples are kept, one float64 per sample per
+// metric) with pandas' default interpolation.
+package stats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/iox"
+	"github.com/mtkit/mtkit/internal/record"
+)
+
+// Errors that map to distinct exit codes.
+var (
+	// ErrCheckFailed: --check was given and an SLO was not met.
+	ErrCheckFailed = errors.New("SLO not met")
+	// ErrInterrupted: reading was interrupted; the summary of what was
+	// read has been written.
+	ErrInterrupted = errors.New("interrupted")
+)
+
+// Options configure Run.
+type Options struct {
+	// Inputs are paths, "-" for stdin, or "label=path"; none means stdin.
+	Inputs []string
+	Stdin  io.Reader
+	Out    io.Writer // report, or records with Records
+	Err    io.Writer // diagnostics
+
+	Format        string // table (default), markdown, json, csv
+	By            string // turn, conversation, client, phase, run, file or a record field
+	IncludeWarmup bool
+	Strict        bool   // malformed lines are fatal
+	Where         string // filter expression, see ParseFilter
+	SLO           string // objectives, see ParseSLO
+	Check         bool   // fail with ErrCheckFailed when an SLO is not met
+	Compare       bool   // each label is one run, shown side by side
+
+	Records bool   // pass filtered records through as JSONL instead of a report
+	To      string // write filtered records to this file (.parquet, .jsonl[.gz|.zst])
+
+	HTML  string // also write a self-contained HTML report here
+	XLSX  string // also write an Excel workbook here
+	Every time.Duration
+
+	// Stop is closed on the first interrupt: a note is printed and
+	// reading continues to the end of the input (the upstream stops too).
+	// Cancelling Run's context (second interrupt) prints the summary of
+	// what was read so far and returns ErrInterrupted.
+	Stop <-chan struct{}
+
+	now func() time.Time
+}
+
+// Run reads the inputs and writes the report (or the records).
+func Run(ctx context.Context, o Options) error {
+	switch o.Format {
+	case "", FormatTable, FormatMarkdown, FormatJSON, FormatCSV:
+	default:
+		return fmt.Errorf("--format %s: want table, markdown, json or csv", o.Format)
+	}
+	filter, err := ParseFilter(o.Where)
+	if err != nil {
+		return err
+	}
+	objs, err := ParseSLO(o.SLO)
+	if err != nil {
+		return err
+	}
+	if o.Check && len(objs) == 0 {
+		return errors.New("--check needs --slo")
+	}
+	fs := &record.Files{Paths: o.Inputs, Stdin: o.Stdin}
+	if o.Records || o.To != "" {
+		defer fs.Close()
+		return runRecords(fs, &o, filter)
+	}
+	if o.Compare {
+		if o.By != "" && o.By != "file" {
+			return errors.New("--compare groups by input; it cannot be combined with --by")
+		}
+		o.By = "file"
+		if len(o.Inputs) < 2 {
+			return errors.New("--compare needs at least two inputs (label=path)")
+		}
+	}
+	c, err := newCollector(&o, filter, objs)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.read(fs) }()
+	var tick <-chan time.Time
+	if o.Every > 0 {
+		t := time.NewTicker(o.Every)
+		defer t.Stop()
+		tick = t.C
+	}
+	stop := o.Stop
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return err
+			}
+			return c.finish(objs, false)
+		case <-tick:
+			c.mu.Lock()
+			rep := c.report(objs, o.Compare)
+			rep.Partial = true
+			err := Render(o.Out, rep, o.Format)
+			c.mu.Unlock()
+			if err != nil {
+				return err
+			}
+		case <-stop:
+			stop = nil
+			fmt.Fprintln(o.Err, "interrupted: reading to the end of the input (interrupt again to stop now)")
+		case <-ctx.Done():
+			if err := c.finish(objs, true); err != nil {
+				return err
+			}
+			return ErrInterrupted
+		}
+	}
+}
+
+// finish writes the final report and the HTML and XLSX files.
+func (c *collector) finish(objs []Objective, partial bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	o := c.opts
+	rep := c.report(objs, o.Compare)
+	rep.Partial = partial
+	if c.in.Duplicates > 0 {
+		fmt.Fprintf(o.Err, "%d duplicate records (same run_id, shard, seq) counted once\n", c.in.Duplicates)
+	}
+	if c.in.Malformed > 0 {
+		fmt.Fprintf(o.Err, "%d malformed lines skipped\n", c.in.Malformed)
+	}
+	if err := Render(o.Out, rep, o.Format); err != nil {
+		return err
+	}
+	if o.HTML != "" {
+		if err := writeFile(o.HTML, func(w io.Writer) error { return WriteHTML(w, rep) }); err != nil {
+			return err
+		}
+	}
+	if o.XLSX != "" {
+		if err := WriteXLSX(o.XLSX, rep); err != nil {
+			return err
+		}
+	}
+	if o.Check && rep.SLO != nil && !rep.SLO.Met {
+		return ErrCheckFailed
+	}
+	return nil
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	out, err := iox.Create(path, nil)
+	if err != nil {
+		return err
+	}
+	if err := write(out); err != nil {
+		out.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return out.Close()
+}
+
+// runRecords copies the filtered records to o.To or, as JSONL, to o.Out.
+func runRecords(fs *record.Files, o *Options, filter Filter) error {
+	var (
+		enc record.Encoder
+		out *iox.Output
+		err error
+	)
+	dest := o.To
+	if dest == "" {
+		dest = "-"
+	}
+	out, err = iox.Create(dest, o.Out)
+	if err != nil {
+		return err
+	}
+	switch {
+	case strings.HasSuffix(dest, ".parquet"):
+		enc = record.NewParquetEncoder(out)
+	case dest == "-":
+		enc = record.NewJSONEncoder(out) // flushed per record: live pipes
+	default:
+		enc = record.NewJSONEncoder(struct{ io.Writer }{out}) // buffered
+	}
+	in, err := passThrough(fs, o, filter, enc)
+	if cerr := enc.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	if cerr := out.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if in.Duplicates > 0 {
+		fmt.Fprintf(o.Err, "%d duplicate records (same run_id, shard, seq) dropped\n", in.Duplicates)
+	}
+	if in.Malformed > 0 {
+		fmt.Fprintf(o.Err, "%d malformed lines skipped\n", in.Malformed)
+	}
+	return nil
+}
