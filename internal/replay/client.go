@@ -190,10 +190,10 @@ func (c *client) do(ctx context.Context, body []byte, sessionID string) *attempt
 	}
 	if err != nil {
 		a.Err = err
-		if errors.Is(err, errStream) {
+		a.Class = classify(ctx, err)
+		if errors.Is(err, errStream) || a.Class == record.ErrConnect {
+			// The headers came: a body cut short is a truncated stream.
 			a.Class = record.ErrStream
-		} else {
-			a.Class = classify(ctx, err)
 		}
 	}
 	return a
