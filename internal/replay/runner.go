@@ -432,7 +432,9 @@ func (r *runner) finish(s *session) {
 	default:
 		r.sum.Unfinished++
 	}
-	if r.sink.Conversations != nil && r.outErr == nil {
+	// A conversation that sent nothing has no transcript to write (and
+	// an empty one is not a valid conversation).
+	if r.sink.Conversations != nil && r.outErr == nil && len(s.transcript) > 0 {
 		if err := r.sink.Conversations.Write(s.output()); err != nil {
 			r.outErr = fmt.Errorf("writing conversations: %w", err)
 			r.cancelStop()

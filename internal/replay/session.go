@@ -83,6 +83,10 @@ func (s *session) consume(t turnSpec, answer *conv.Message, o *Options) {
 	if answer != nil {
 		s.push(t.user, o)
 		s.push(*answer, o)
+	} else {
+		// The failed message was sent: it stays in the transcript, not
+		// in the history.
+		s.transcript = append(s.transcript, conv.Message{Role: t.user.Role, Content: t.user.Content})
 	}
 }
 
