@@ -2,8 +2,11 @@ package stats
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -142,4 +145,32 @@ func parquetBytes(t testing.TB, recs []record.Record) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+var genTestdata = flag.Bool("gen-testdata", false, "regenerate the record files of cmd/mtstats/testdata")
+
+// TestGenTestdata writes the inputs of mtstats' golden tests when run with
+// -gen-testdata.
+func TestGenTestdata(t *testing.T) {
+	if !*genTestdata {
+		t.Skip("run with -gen-testdata to regenerate cmd/mtstats/testdata inputs")
+	}
+	dir := filepath.Join("..", "..", "cmd", "mtstats", "testdata")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := genRecords(genConfig{seed: 100, run: "base", convs: 24, maxTurns: 5, warmup: 2, failEvery: 23, itl: true})
+	tuned := genRecords(genConfig{seed: 101, run: "tuned", convs: 24, maxTurns: 5, warmup: 2, itl: true,
+		start: time.Date(2026, 5, 4, 11, 0, 0, 0, time.UTC)})
+	shard1 := genRecords(genConfig{seed: 102, run: "base", shard: 1, convs: 8, maxTurns: 3, noCache: true})
+	for name, data := range map[string][]byte{
+		"base.jsonl":    jsonl(t, base),
+		"tuned.jsonl":   jsonl(t, tuned),
+		"shard1.jsonl":  jsonl(t, shard1),
+		"tuned.parquet": parquetBytes(t, tuned),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

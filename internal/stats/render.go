@@ -185,7 +185,7 @@ func (t *textWriter) report(rep *Report) error {
 		t.compare(rep.Compare)
 	}
 	if rep.Compare == nil || len(rep.Groups) == 0 {
-		t.group("Statistics summary:", rep.Summary)
+		t.group("Statistics summary:", rep.Summary, true)
 	}
 	if rep.SLO != nil {
 		t.slo(rep.SLO)
@@ -193,7 +193,7 @@ func (t *textWriter) report(rep *Report) error {
 	if len(rep.Groups) > 0 && rep.Compare == nil {
 		if rep.By != "conversation" {
 			for _, g := range rep.Groups {
-				t.group(fmt.Sprintf("%s=%s:", rep.By, g.Key), g)
+				t.group(fmt.Sprintf("%s=%s:", rep.By, g.Key), g, rep.By != "turn")
 			}
 		}
 		t.overview(rep.By, rep.Groups)
@@ -204,7 +204,7 @@ func (t *textWriter) report(rep *Report) error {
 	return t.err
 }
 
-func (t *textWriter) group(title string, g *Group) {
+func (t *textWriter) group(title string, g *Group, showConv bool) {
 	t.heading(title)
 	t.pairs([][2]string{
 		{"runtime_sec", fmtSec(g.RuntimeSec)},
@@ -232,7 +232,7 @@ func (t *textWriter) group(title string, g *Group) {
 	}
 	kv = append(kv, [2]string{"conversations", fmt.Sprintf("%d (completed %d)", g.Conversations.Count, g.Conversations.Completed)})
 	t.pairs(kv)
-	if g.Conversations.Count > 0 {
+	if showConv && g.Conversations.Count > 0 {
 		if t.md {
 			t.printf("\n")
 		}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mtkit/mtkit/internal/command"
+)
+
+var update = flag.Bool("update", false, "update the golden files in testdata")
+
+// The inputs in testdata are written by the stats package's generator:
+// go test ./internal/stats -run TestGenTestdata -gen-testdata
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	base, err := os.ReadFile("testdata/base.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	malformed := append(append([]byte("{\"run_id\": 3}\n"), base[:2000]...), []byte("\n{\"run_id\":\"x\",\"start\":\"2026")...)
+	for _, tc := range []struct {
+		name  string
+		stdin []byte
+		args  []string
+	}{
+		{"summary", nil, []string{"testdata/base.jsonl"}},
+		{"markdown", nil, []string{"--format", "markdown", "testdata/base.jsonl"}},
+		{"json", nil, []string{"-f", "json", "testdata/base.jsonl"}},
+		{"csv", nil, []string{"--format", "csv", "--by", "turn", "testdata/base.jsonl"}},
+		{"by-turn", nil, []string{"--by", "turn", "testdata/base.jsonl"}},
+		{"by-conversation", nil, []string{"--by", "conversation", "testdata/tuned.parquet"}},
+		{"by-run-merge", nil, []string{"--by", "run", "testdata/base.jsonl", "testdata/shard1.jsonl", "testdata/base.jsonl", "testdata/tuned.jsonl"}},
+		{"include-warmup", nil, []string{"--include-warmup", "--by", "phase", "--format", "csv", "testdata/base.jsonl"}},
+		{"stdin", base, []string{"--where", "turn>=2 && client==1"}},
+		{"slo-check", nil, []string{"--slo", "ttft_p95<=200ms,itl_p99<=50ms,turn0:ttft_p50<=1s", "--check", "testdata/base.jsonl"}},
+		{"slo-json", nil, []string{"--slo", "ttft_p95<=1s,latency_p99<=5s", "--check", "--format", "json", "testdata/tuned.jsonl"}},
+		{"compare", nil, []string{"--compare", "base=testdata/base.jsonl", "tuned=testdata/tuned.parquet"}},
+		{"compare-json", nil, []string{"--compare", "--format", "json", "base=testdata/base.jsonl", "tuned=testdata/tuned.parquet"}},
+		{"records", nil, []string{"--records", "--where", "conversation_id==conv-003", "testdata/tuned.parquet"}},
+		{"malformed", malformed, []string{"-"}},
+		{"strict", malformed, []string{"--strict", "-"}},
+		{"bad-flag", nil, []string{"--nope"}},
+		{"bad-format", nil, []string{"--format", "xml", "testdata/base.jsonl"}},
+		{"bad-where", nil, []string{"--where", "nosuch>1", "testdata/base.jsonl"}},
+		{"missing-file", nil, []string{"testdata/nope.jsonl"}},
+		{"parquet-stdin", mustRead(t, "testdata/tuned.parquet"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			golden(t, tc.name, tc.stdin, tc.args...)
+		})
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// golden runs mtstats and compares exit code, stdout and stderr with
+// testdata/NAME.golden.
+func golden(t *testing.T, name string, stdin []byte, args ...string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(command.Streams{In: bytes.NewReader(stdin), Out: &out, Err: &errb}, append([]string{"mtstats"}, args...))
+	got := fmt.Sprintf("$ mtstats %s\n== exit %d ==\n== stdout ==\n%s== stderr ==\n%s", strings.Join(args, " "), code, out.String(), errb.String())
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if got != string(want) {
+		gotPath := filepath.Join(t.TempDir(), name+".got")
+		os.WriteFile(gotPath, []byte(got), 0o644)
+		t.Errorf("%s differs from %s; got:\n%s", name, path, got)
+	}
+}
+
+// TestFiles checks the side outputs: Parquet conversion, HTML, XLSX.
+func TestFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pq := filepath.Join(dir, "b.parquet")
+	var out, errb bytes.Buffer
+	if code := run(command.Streams{Out: &out, Err: &errb}, []string{"mtstats", "--to", pq, "testdata/base.jsonl"}); code != 0 {
+		t.Fatalf("--to: exit %d: %s", code, errb.String())
+	}
+	var fromJSON, fromParquet bytes.Buffer
+	run(command.Streams{Out: &fromJSON, Err: &errb}, []string{"mtstats", "-f", "json", "testdata/base.jsonl"})
+	run(command.Streams{Out: &fromParquet, Err: &errb}, []string{"mtstats", "-f", "json", pq})
+	if strings.Replace(fromParquet.String(), pq, "testdata/base.jsonl", -1) != fromJSON.String() {
+		t.Error("the Parquet copy summarises differently from its source")
+	}
+	html, xlsx := filepath.Join(dir, "r.html"), filepath.Join(dir, "r.xlsx")
+	if code := run(command.Streams{Out: &out, Err: &errb}, []string{"mtstats", "--html", html, "--xlsx", xlsx, "testdata/base.jsonl"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, p := range []string{html, xlsx} {
+		if st, err := os.Stat(p); err != nil || st.Size() < 1000 {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
