@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"math"
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
@@ -19,6 +20,10 @@ type session struct {
 	transcript []conv.Message
 	// dropped counts messages the context guard removed from hist.
 	dropped int
+	// promptScale is the server's prompt tokens over the client's
+	// estimate at the last successful turn (0: unknown); the context
+	// guard scales its estimate by it (chat template, other tokenizer).
+	promptScale float64
 	// ready is when the next turn may be sent (its intended send time).
 	ready   time.Time
 	think   time.Duration // planned think time before the next turn
@@ -117,8 +122,9 @@ func (o *Options) outputTokens(ref *conv.Message) int {
 const messageOverhead = 8
 
 // guard drops the oldest non-system history messages until the prompt
-// (history + user message, estimated with the client tokenizer) plus
-// maxTokens fits maxLen. It returns the prompt estimate.
+// (history + user message, estimated with the client tokenizer and scaled
+// by promptScale) plus maxTokens fits maxLen. It returns the client's
+// prompt estimate, unscaled.
 func (s *session) guard(user conv.Message, userTokens, maxTokens, maxLen int) int {
 	total := userTokens + messageOverhead
 	for _, n := range s.tokens {
@@ -127,7 +133,13 @@ func (s *session) guard(user conv.Message, userTokens, maxTokens, maxLen int) in
 	if maxLen <= 0 {
 		return total
 	}
-	for total+maxTokens > maxLen {
+	scaled := func(n int) int {
+		if s.promptScale > 0 {
+			return int(math.Ceil(float64(n) * s.promptScale))
+		}
+		return n
+	}
+	for scaled(total)+maxTokens > maxLen {
 		i := 0
 		for i < len(s.hist) && s.hist[i].Role == conv.RoleSystem {
 			i++

@@ -101,6 +101,9 @@ func (r *runner) runTurn(s *session) {
 		r.mu.Unlock()
 		return
 	}
+	if u := a.Resp.Usage; u != nil && u.PromptTokens != nil && o.Tokenizer != nil && clientPrompt > 0 {
+		s.promptScale = float64(*u.PromptTokens) / float64(clientPrompt)
+	}
 	answer := conv.Message{Role: conv.RoleAssistant}
 	if len(a.Resp.Choices) > 0 {
 		c := a.Resp.Choices[0]
