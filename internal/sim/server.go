@@ -78,13 +78,18 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, vocab: v, cache: newPrefixCache(cfg.CacheTokens / cfg.BlockSize)}
 	s.adm.limit = cfg.MaxRunning
-	s.models, err = json.Marshal(map[string]any{
-		"object": "list",
-		"data": []map[string]any{{
-			"id": cfg.Model, "object": "model", "created": 0, "owned_by": "mtkit",
-			"root": cfg.Model, "max_model_len": cfg.MaxModelLen,
-		}},
-	})
+	type model struct {
+		ID          string `json:"id"`
+		Object      string `json:"object"`
+		Created     int64  `json:"created"`
+		OwnedBy     string `json:"owned_by"`
+		Root        string `json:"root"`
+		MaxModelLen int    `json:"max_model_len"`
+	}
+	s.models, err = json.Marshal(struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{"list", []model{{cfg.Model, "model", 0, "mtkit", cfg.Model, cfg.MaxModelLen}}})
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
@@ -420,6 +425,11 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan) {
 		}
 		if i == 0 {
 			s.cache.insert(hashes) // prefill done
+			// Decode times are counted from when the first token really
+			// goes out, so a late first token does not make the next
+			// ones burst; later tokens follow an absolute schedule and
+			// do not drift.
+			next = time.Now()
 		}
 		if i == p.disconnectAt {
 			s.ctr.disconnects.Add(1)
