@@ -1,0 +1,152 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/sim"
+)
+
+// sseBody renders a stream of n token chunks the way internal/sim sends
+// them: a role chunk, one token per chunk stamped with sim_sent_ns, a
+// usage chunk and [DONE].
+func sseBody(n int, completions, continuous bool) []byte {
+	var b bytes.Buffer
+	head := `data: {"id":"chatcmpl-0123456789abcdef","object":"chat.completion.chunk","created":1700000000,"model":"mtkit-sim","choices":[{"index":0,`
+	if completions {
+		head = `data: {"id":"cmpl-0123456789abcdef","object":"text_completion","created":1700000000,"model":"mtkit-sim","choices":[{"index":0,`
+	} else {
+		b.WriteString(head + `"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"sim_sent_ns":1700000000000000000}` + "\n\n")
+	}
+	words := strings.Fields("the quick brown fox jumps over the lazy dog and runs")
+	for i := range n {
+		b.WriteString(head)
+		w := fmt.Sprintf("%q", " "+words[i%len(words)])
+		if completions {
+			b.WriteString(`"text":` + w)
+		} else {
+			b.WriteString(`"delta":{"content":` + w + `}`)
+		}
+		finish := "null"
+		if i == n-1 {
+			finish = `"length"`
+		}
+		b.WriteString(`,"logprobs":null,"finish_reason":` + finish + `}]`)
+		if continuous {
+			fmt.Fprintf(&b, `,"usage":{"prompt_tokens":120,"total_tokens":%d,"completion_tokens":%d}`, 121+i, i+1)
+		}
+		fmt.Fprintf(&b, `,"sim_sent_ns":%d}`+"\n\n", 1700000000000000000+int64(i)*1000)
+	}
+	b.WriteString(head[:strings.Index(head, `"choices":[`)] + `"choices":[],"usage":{"prompt_tokens":120,"total_tokens":` +
+		fmt.Sprint(120+n) + `,"completion_tokens":` + fmt.Sprint(n) + `,"prompt_tokens_details":{"cached_tokens":0}},"sim_sent_ns":1}` + "\n\n")
+	b.WriteString("data: [DONE]\n\n")
+	return b.Bytes()
+}
+
+// BenchmarkReadStream measures SSE parsing of a whole stream: bytes in,
+// per-chunk timestamps, content and usage out (ns/chunk reported).
+func BenchmarkReadStream(b *testing.B) {
+	const n = 1000
+	for _, tc := range []struct {
+		name                    string
+		completions, continuous bool
+	}{
+		{"chat", false, false},
+		{"chat_continuous_usage", false, true},
+		{"completions", true, false},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			body := sseBody(n, tc.completions, tc.continuous)
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var resp response
+				if err := readStream(bytes.NewReader(body), &resp, time.Now); err != nil {
+					b.Fatal(err)
+				}
+				if resp.Choices[0].Chunks != n {
+					b.Fatalf("chunks = %d, want %d", resp.Choices[0].Chunks, n)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/chunk")
+		})
+	}
+}
+
+// BenchmarkApplyChunk measures the parse of one streamed chunk.
+func BenchmarkApplyChunk(b *testing.B) {
+	chunk := []byte(`{"id":"chatcmpl-0123456789abcdef","object":"chat.completion.chunk","created":1700000000,"model":"mtkit-sim","choices":[{"index":0,"delta":{"content":" fox"},"logprobs":null,"finish_reason":null}],"sim_sent_ns":1700000000000000000}`)
+	now := time.Now()
+	b.ReportAllocs()
+	var resp response
+	for i := 0; b.Loop(); i++ {
+		if i%1000 == 0 {
+			resp = response{}
+		}
+		if err := resp.apply(chunk, now, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRunSim measures the whole client (replay.Run with records
+// discarded) against the zero-latency simulator over loopback, client
+// and server in one process: ns per streamed chunk of both together.
+func BenchmarkRunSim(b *testing.B) {
+	srv, err := sim.Start(context.Background(), sim.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	for _, tc := range []struct {
+		name    string
+		clients int
+		tokens  int
+	}{
+		{"turns_c16_t4", 16, 4},
+		{"chunks_c8_t1000", 8, 1000},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			convs := make([]conv.Conversation, tc.clients)
+			for i := range convs {
+				convs[i] = conv.Conversation{ID: fmt.Sprint("c", i), Messages: []conv.Message{
+					{Role: conv.RoleUser, Content: "hello there, how are you"},
+					{Role: conv.RoleAssistant, Content: "ok", OutputTokens: tc.tokens},
+				}}
+			}
+			o := Options{URL: srv.URL, Model: sim.DefaultModel, MaxModelLen: 1 << 20, Stream: true, IncludeUsage: true,
+				Clients: tc.clients, Loop: true, Think: func(time.Duration) time.Duration { return 0 }}
+			var sink countRecords
+			b.ReportAllocs()
+			b.ResetTimer()
+			o.MaxRequests = max(b.N, tc.clients)
+			if _, err := Run(context.Background(), context.Background(), o, convs, Sink{Records: &sink}); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			if sink.failed > 0 {
+				b.Fatalf("%d failed requests", sink.failed)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(max(sink.chunks, 1)), "ns/chunk")
+		})
+	}
+}
+
+// countRecords is a record sink that only counts.
+type countRecords struct{ n, chunks, failed int }
+
+func (c *countRecords) Encode(r *record.Record) error {
+	c.n++
+	c.chunks += r.Chunks
+	if !r.OK() {
+		c.failed++
+	}
+	return nil
+}
+func (c *countRecords) Close() error { return nil }
