@@ -189,12 +189,12 @@ func nilIfEmpty(s string) any {
 
 // choicePlan is the output of one choice.
 type choicePlan struct {
-	reasoning []*piece
-	content   []*piece
+	reasoning span
+	content   span
 	finish    string
 }
 
-func (c *choicePlan) len() int { return len(c.reasoning) + len(c.content) }
+func (c *choicePlan) len() int { return c.reasoning.n + c.content.n }
 
 // plan is everything decided about a request before it runs.
 type plan struct {
@@ -344,8 +344,8 @@ func (s *Server) plan(req *request) (*plan, *apiError) {
 			r = min(s.cfg.ReasoningTokens, n)
 		}
 		cp := &p.choices[c]
-		cp.reasoning = s.vocab.walk(rng, r)
-		cp.content = s.vocab.walk(rng, n-r)
+		cp.reasoning = s.vocab.span(rng, r)
+		cp.content = s.vocab.span(rng, n-r)
 		cp.finish = finish
 		p.maxLen = max(p.maxLen, n)
 	}
@@ -380,7 +380,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan) {
 	req := p.req
 	var sw *streamWriter
 	if req.stream {
-		sw = newStreamWriter(w, p, s.cfg.Model)
+		sw = newStreamWriter(w, p, s.vocab, s.cfg.Model)
 		if sw.start() != nil {
 			s.ctr.canceled.Add(1)
 			return
@@ -454,7 +454,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan) {
 		cp := &p.choices[c]
 		out += uint64(cp.len())
 		if s.cache.capBlocks > 0 {
-			full := appendIDs(appendIDs(append([]int(nil), p.prompt...), cp.reasoning), cp.content)
+			full := s.vocab.appendIDs(s.vocab.appendIDs(append([]int(nil), p.prompt...), cp.reasoning), cp.content)
 			s.cache.insert(blockHashes(full, bs))
 		}
 	}
@@ -505,7 +505,7 @@ func planUsage(p *plan, cached int) usage {
 	reasoning := 0
 	for c := range p.choices {
 		u.CompletionTokens += p.choices[c].len()
-		reasoning += len(p.choices[c].reasoning)
+		reasoning += p.choices[c].reasoning.n
 	}
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	u.PromptTokensDetails.CachedTokens = cached
@@ -547,11 +547,11 @@ func (s *Server) responseBody(p *plan, cached int) []byte {
 	for c := range p.choices {
 		cp := &p.choices[c]
 		ch := choice{Index: c, FinishReason: cp.finish}
-		content := joinPieces(cp.content)
+		content := s.vocab.text(cp.content)
 		if p.req.kind == chatEndpoint {
 			m := &message{Role: "assistant", Content: content}
-			if len(cp.reasoning) > 0 {
-				rc := joinPieces(cp.reasoning)
+			if cp.reasoning.n > 0 {
+				rc := s.vocab.text(cp.reasoning)
 				m.ReasoningContent = &rc
 			}
 			ch.Message = m

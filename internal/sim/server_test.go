@@ -518,8 +518,7 @@ func TestVocabExact(t *testing.T) {
 			t.Fatalf("%s: vocabulary not exact", name)
 		}
 		for seed := range uint64(20) {
-			ps := v.walk(rand.New(rand.NewPCG(seed, 0)), 300)
-			text := joinPieces(ps)
+			text := v.text(v.span(rand.New(rand.NewPCG(seed, 0)), 300))
 			if n := tok.Count(text); n != 300 {
 				t.Fatalf("%s seed %d: %d tokens for 300 pieces: %q", name, seed, n, text)
 			}

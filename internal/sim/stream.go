@@ -24,6 +24,7 @@ type streamWriter struct {
 	w         http.ResponseWriter
 	rc        *http.ResponseController
 	p         *plan
+	vocab     *vocab
 	chat      bool
 	heads     [][]byte // per choice: `data: {...,"choices":[{"index":I,`
 	usageHead []byte   // `data: {...,"choices":[]`
@@ -34,8 +35,8 @@ type streamWriter struct {
 	err       error
 }
 
-func newStreamWriter(w http.ResponseWriter, p *plan, model string) *streamWriter {
-	sw := &streamWriter{w: w, rc: http.NewResponseController(w), p: p, chat: p.req.kind == chatEndpoint,
+func newStreamWriter(w http.ResponseWriter, p *plan, v *vocab, model string) *streamWriter {
+	sw := &streamWriter{w: w, rc: http.NewResponseController(w), p: p, vocab: v, chat: p.req.kind == chatEndpoint,
 		sent: make([]int, len(p.choices)), buf: make([]byte, 0, 512)}
 	object := "chat.completion.chunk"
 	if !sw.chat {
@@ -83,12 +84,12 @@ func (sw *streamWriter) step(i int) {
 		if i == 0 && sw.chat {
 			sw.role(c)
 		}
-		reasoning := i < len(cp.reasoning)
+		reasoning := i < cp.reasoning.n
 		var pc *piece
 		if reasoning {
-			pc = cp.reasoning[i]
+			pc = sw.vocab.at(cp.reasoning, i)
 		} else {
-			pc = cp.content[i-len(cp.reasoning)]
+			pc = sw.vocab.at(cp.content, i-cp.reasoning.n)
 		}
 		finish := ""
 		if i == cp.len()-1 {

@@ -78,38 +78,42 @@ func (v *vocab) isWord(i int) bool {
 	return t != "" && unicode.IsLetter(rune(t[0]))
 }
 
-// walk returns n pieces starting at a word drawn from rng, the first in
-// its bare form.
-func (v *vocab) walk(rng *rand.Rand, n int) []*piece {
-	if n <= 0 {
-		return nil
-	}
+// span is a run of n pieces of the cyclic vocabulary from start, the
+// first in its bare form. It is computed piece by piece, so an output of
+// any length costs no memory.
+type span struct{ start, n int }
+
+// span draws the start of a run of n pieces: a word at a position drawn
+// from rng.
+func (v *vocab) span(rng *rand.Rand, n int) span {
 	i := rng.IntN(len(v.spaced))
 	for k := 0; k < len(v.spaced) && !v.isWord(i); k++ {
 		i = (i + 1) % len(v.spaced)
 	}
-	out := make([]*piece, n)
-	out[0] = &v.bare[i]
-	for k := 1; k < n; k++ {
-		i = (i + 1) % len(v.spaced)
-		out[k] = &v.spaced[i]
-	}
-	return out
+	return span{start: i, n: max(n, 0)}
 }
 
-// joinPieces returns the text of ps.
-func joinPieces(ps []*piece) string {
+// at returns piece k of s.
+func (v *vocab) at(s span, k int) *piece {
+	if k == 0 {
+		return &v.bare[s.start]
+	}
+	return &v.spaced[(s.start+k)%len(v.spaced)]
+}
+
+// text returns the text of s.
+func (v *vocab) text(s span) string {
 	var b strings.Builder
-	for _, p := range ps {
-		b.WriteString(p.text)
+	for k := range s.n {
+		b.WriteString(v.at(s, k).text)
 	}
 	return b.String()
 }
 
-// appendIDs appends the token ids of ps to ids.
-func appendIDs(ids []int, ps []*piece) []int {
-	for _, p := range ps {
-		ids = append(ids, p.ids...)
+// appendIDs appends the token ids of s to ids.
+func (v *vocab) appendIDs(ids []int, s span) []int {
+	for k := range s.n {
+		ids = append(ids, v.at(s, k).ids...)
 	}
 	return ids
 }
