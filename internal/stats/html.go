@@ -40,7 +40,7 @@ func WriteHTML(w io.Writer, rep *Report) error {
 		charts = append(charts, lineChart("Cache hit by turn (server cached_tokens / prompt_tokens)", "turn", "percent", []series{hit}))
 	}
 	if len(rep.series) > 0 {
-		rps, tps, lat := overTime(rep.series, 100)
+		rps, tps, lat := overTime(rep.series, min(100, max(5, len(rep.series)/10)))
 		charts = append(charts, lineChart("Throughput over time", "seconds since start", "per second", []series{rps, tps}))
 		charts = append(charts, lineChart("Latency over time (median of requests ending in each interval)", "seconds since start", "ms", lat))
 	}

@@ -97,7 +97,7 @@ func runJSON(t *testing.T, o Options) (map[string]any, string) {
 	return m, errb.String()
 }
 
-func writeTemp(t *testing.T, name string, data []byte) string {
+func writeTemp(t testing.TB, name string, data []byte) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, data, 0o644); err != nil {

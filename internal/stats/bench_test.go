@@ -1,0 +1,49 @@
+package stats
+
+import (
+	"context"
+	"io"
+	"runtime"
+	"testing"
+)
+
+// BenchmarkRun measures end-to-end summary throughput (read, decode,
+// accumulate, sort, render) in records per second, for JSONL and Parquet,
+// and the heap kept per record.
+func BenchmarkRun(b *testing.B) {
+	recs := genRecords(genConfig{seed: 1, run: "bench", convs: 20000, maxTurns: 10, itl: false})
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"jsonl", jsonl(b, recs)},
+		{"parquet", parquetBytes(b, recs)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			p := writeTemp(b, "r."+tc.name, tc.data)
+			b.SetBytes(int64(len(tc.data)))
+			for b.Loop() {
+				if err := Run(context.Background(), Options{Inputs: []string{p}, Out: io.Discard, Err: io.Discard}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+	b.Run("heap", func(b *testing.B) {
+		for b.Loop() {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			c, _ := newCollector(&Options{Err: io.Discard}, nil, nil)
+			for i := range recs {
+				c.all.add(&recs[i], true)
+				c.dedup.seen(recs[i].Key())
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(recs)), "heap-B/record")
+			runtime.KeepAlive(c)
+		}
+	})
+}
