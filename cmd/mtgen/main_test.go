@@ -6,12 +6,24 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mtkit/mtkit/internal/command"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// cliMu serialises runs: urfave/cli's help and version flags are package
+// globals that every App.Run writes (a data race under t.Parallel).
+var cliMu sync.Mutex
+
+// runCLI runs mtgen with injected streams and returns the exit code.
+func runCLI(s command.Streams, args ...string) int {
+	cliMu.Lock()
+	defer cliMu.Unlock()
+	return run(s, append([]string{"mtgen"}, args...))
+}
 
 // TestGolden runs mtgen with injected streams and compares stdout, stderr
 // and the exit code with testdata/NAME.stdout and NAME.stderr.
@@ -42,7 +54,7 @@ func TestGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var out, errb bytes.Buffer
-			code := run(command.Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, append([]string{"mtgen"}, strings.Fields(tt.args)...))
+			code := runCLI(command.Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, strings.Fields(tt.args)...)
 			if code != tt.code {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tt.code, errb.String())
 			}
@@ -81,7 +93,7 @@ func TestOutputFileCompressed(t *testing.T) {
 	for _, name := range []string{"a.jsonl", "b.jsonl", "c.jsonl.zst"} {
 		var errb bytes.Buffer
 		path := filepath.Join(dir, name)
-		code := run(command.Streams{Out: &bytes.Buffer{}, Err: &errb}, append([]string{"mtgen", "-o", path}, strings.Fields(args)...))
+		code := runCLI(command.Streams{Out: &bytes.Buffer{}, Err: &errb}, append([]string{"-o", path}, strings.Fields(args)...)...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", name, code, errb.String())
 		}
