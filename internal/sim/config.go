@@ -393,7 +393,7 @@ func intGet(field func(*Config) int) func(*Config) string {
 
 func intKey64(field func(*Config) *int64) func(*Config, string) error {
 	return func(c *Config, v string) error {
-		n, err := strconv.ParseInt(v, 10, 64)
+		n, err := strconv.ParseInt(strings.ReplaceAll(v, "_", ""), 10, 64)
 		if err != nil {
 			return fmt.Errorf("invalid integer %q", v)
 		}
