@@ -264,7 +264,7 @@ func TestBaseURL(t *testing.T) {
 	}
 }
 
-func TestRetryAfter(t *testing.T) {
+func TestRetryAfterHeader(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		in       string

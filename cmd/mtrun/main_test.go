@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mtkit/mtkit/internal/command"
+)
+
+var update = flag.Bool("update", false, "update the golden files in testdata")
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// invocation is the outcome of one mtrun run.
+type invocation struct {
+	code        int
+	stdout      string
+	stderr      string
+	stdoutBytes []byte
+}
+
+// mtrun runs the command in-process with stdin, optional signals and args
+// (without the program name).
+func mtrun(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) invocation {
+	t.Helper()
+	var out, errb syncBuffer
+	s := command.Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Signals: sig}
+	code := command.Run(context.Background(), newApp(s), append([]string{"mtrun"}, args...))
+	return invocation{code: code, stdout: out.String(), stderr: errb.String(), stdoutBytes: []byte(out.String())}
+}
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		gotPath := filepath.Join(t.TempDir(), name+".got")
+		os.WriteFile(gotPath, []byte(got), 0o644)
+		diff, _ := exec.Command("diff", "-u", path, gotPath).CombinedOutput()
+		t.Errorf("%s differs from the golden file (go test -update to accept):\n%s", name, diff)
+	}
+}
+
+// TestGolden checks help and usage-error output: help on stdout, errors
+// on stderr only, exit code 2 for usage errors.
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		stdin string
+		code  int
+	}{
+		{"help", []string{"--help"}, "", 0},
+		{"unknown-flag", []string{"--bogus"}, "", 2},
+		{"two-inputs", []string{"--url", "http://127.0.0.1:1", "a.jsonl", "b.jsonl"}, "", 2},
+		{"input-twice", []string{"--url", "http://127.0.0.1:1", "--input-file", "a.jsonl", "b.jsonl"}, "", 2},
+		{"bad-arrival", []string{"--url", "http://127.0.0.1:1", "--arrival", "burst"}, "", 2},
+		{"bad-extra-body", []string{"--url", "http://127.0.0.1:1", "--extra-body", "[1,2]"}, "", 2},
+		{"bad-header", []string{"--url", "http://127.0.0.1:1", "--header", "novalue"}, "", 2},
+		{"bad-think-time", []string{"--url", "http://127.0.0.1:1", "--think-time", "gamma:2s"}, "", 2},
+		{"think-and-request-rate", []string{"--url", "http://127.0.0.1:1", "--think-time", "constant:1s", "--request-rate", "2"}, "", 2},
+		{"bad-int", []string{"--clients", "many"}, "", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := mtrun(t, tc.stdin, nil, tc.args...)
+			if got.code != tc.code {
+				t.Errorf("exit code %d, want %d; stderr: %s", got.code, tc.code, got.stderr)
+			}
+			if tc.code != 0 {
+				if got.stdout != "" {
+					t.Errorf("usage error wrote to stdout: %q", got.stdout)
+				}
+				if !strings.HasPrefix(got.stderr, "mtrun: ") || strings.Count(got.stderr, "\n") != 1 {
+					t.Errorf("stderr %q, want one line starting with mtrun:", got.stderr)
+				}
+			} else if got.stderr != "" {
+				t.Errorf("help wrote to stderr: %q", got.stderr)
+			}
+			golden(t, tc.name+".stdout", got.stdout)
+			golden(t, tc.name+".stderr", got.stderr)
+		})
+	}
+}
+
+func TestRedactArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"mtrun", "--api-key", "sk-1", "--url", "u"}, []string{"mtrun", "--api-key", "REDACTED", "--url", "u"}},
+		{[]string{"mtrun", "--api-key=sk-1", "--header=Authorization: x"}, []string{"mtrun", "--api-key=REDACTED", "--header=REDACTED"}},
+		{[]string{"mtrun", "-api-key", "sk-1", "-header", "X-Key: y", "f.jsonl"}, []string{"mtrun", "-api-key", "REDACTED", "-header", "REDACTED", "f.jsonl"}},
+		{[]string{"mtrun", "--clients", "4"}, []string{"mtrun", "--clients", "4"}},
+	} {
+		got := redactArgs(tc.in)
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("redactArgs(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
