@@ -79,7 +79,7 @@ func TestGenRunStats(t *testing.T) {
 	dir := t.TempDir()
 	genPath, recPath, answers := filepath.Join(dir, "gen.jsonl"), filepath.Join(dir, "records.jsonl"), filepath.Join(dir, "answers.jsonl")
 	table := pipeline(t, 5*time.Minute, nil,
-		[]string{bin(t, "mtgen"), "-n", fmt.Sprint(nConv), "--turns", fmt.Sprintf("constant:%d", turns),
+		[]string{bin(t, "mtgen"), "-n", fmt.Sprint(nConv), "--turns", fmt.Sprintf("constant:%d", 2*turns), // messages, as in vLLM
 			"--input-tokens", fmt.Sprintf("constant:%d", input), "--output-tokens", fmt.Sprintf("constant:%d", outputN),
 			"--tokenizer", s.tokenizer, "--seed", "7"},
 		[]string{"tee", genPath},
@@ -87,8 +87,8 @@ func TestGenRunStats(t *testing.T) {
 		[]string{"tee", recPath},
 		[]string{bin(t, "mtstats")},
 	)
-	if len(strings.TrimSpace(string(table))) == 0 {
-		t.Error("mtstats printed nothing")
+	if !strings.Contains(string(table), fmt.Sprintf("%d records", nConv*turns)) {
+		t.Errorf("mtstats table does not count %d records", nConv*turns)
 	}
 	t.Logf("mtstats:\n%s", table)
 
@@ -181,7 +181,15 @@ func TestConvertShareGPT(t *testing.T) {
 		[]string{"tee", recPath},
 		[]string{bin(t, "mtstats"), "--format", "json"},
 	)
-	var summary any
+	var summary struct {
+		Summary struct {
+			Requests, OK, Failed  int
+			InputTokens           int64           `json:"input_tokens"`
+			OutputTokens          int64           `json:"output_tokens"`
+			CacheHitRate          json.RawMessage `json:"cache_hit_rate"`
+			CacheReportedRequests int             `json:"cache_reported_requests"`
+		}
+	}
 	if err := json.Unmarshal(out, &summary); err != nil {
 		t.Fatalf("mtstats --format json: %v\n%s", err, out)
 	}
@@ -207,8 +215,17 @@ func TestConvertShareGPT(t *testing.T) {
 			t.Errorf("%s turn %d: completion_tokens %d, want %d", r.ConversationID, r.Turn, ptrVal(r.CompletionTokens), maxTokens)
 		}
 	}
-	if !strings.Contains(string(out), fmt.Sprint(len(recs))) {
-		t.Errorf("mtstats JSON does not mention the %d requests", len(recs))
+	var in, outTok int64
+	for _, r := range recs {
+		in += ptrVal(r.PromptTokens)
+		outTok += ptrVal(r.CompletionTokens)
+	}
+	sum := summary.Summary
+	if sum.Requests != len(recs) || sum.OK != len(recs) || sum.Failed != 0 || sum.InputTokens != in || sum.OutputTokens != outTok {
+		t.Errorf("mtstats summary %+v, want %d requests all ok, %d input and %d output tokens", sum, len(recs), in, outTok)
+	}
+	if string(sum.CacheHitRate) != "null" || sum.CacheReportedRequests != 0 {
+		t.Errorf("mtstats cache_hit_rate %s over %d requests, want null: Ollama reports no cached tokens", sum.CacheHitRate, sum.CacheReportedRequests)
 	}
 	answered := readConversations(t, answers, mustRead(t, answers))
 	checkAnswers(t, answered, maxTokens)

@@ -61,7 +61,7 @@ func TestPrefixCacheTTFT(t *testing.T) {
 func TestQueueing(t *testing.T) {
 	const (
 		n         = 2 * numParallel
-		maxTokens = 96
+		maxTokens = 128
 	)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "conv.jsonl")
@@ -95,10 +95,13 @@ func TestQueueing(t *testing.T) {
 	firstDone := slices.Min(lats[:numParallel])
 	t.Logf("TTFT ms of %d concurrent requests on %d slots: served at once %.0f, queued %.0f; first served request ended after %.0f ms",
 		n, numParallel, served, queued, firstDone)
-	if queued[0] < 2*served[numParallel-1] {
-		t.Errorf("queued TTFT %.0f ms is not clearly above the served ones (max %.0f ms)", queued[0], served[numParallel-1])
+	// A request that got a slot at once starts decoding after its prefill;
+	// one that queued cannot start before the first served request ends.
+	if served[numParallel-1] >= 0.8*firstDone {
+		t.Fatalf("served TTFT %.0f ms is close to a whole request's latency %.0f ms: the engine or machine is too slow to tell queueing apart", served[numParallel-1], firstDone)
 	}
-	if queued[0] < 0.5*firstDone {
-		t.Errorf("queued TTFT %.0f ms is less than half the first served request's latency %.0f ms", queued[0], firstDone)
+	if queued[0] < 0.8*firstDone || queued[0] <= served[numParallel-1] {
+		t.Errorf("queued TTFT %.0f ms: want above every served TTFT (max %.0f ms) and at least 80%% of the first served request's latency %.0f ms", queued[0], served[numParallel-1], firstDone)
 	}
+
 }
