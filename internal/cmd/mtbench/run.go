@@ -30,6 +30,8 @@ type bench struct {
 	binDir    string
 	work      string
 	tokenizer string // tokenizer.json for the tools section ("" = none found)
+	// statsRecords is the size of the mtstats input in a full run.
+	statsRecords int
 	log       io.Writer
 	figs      *figures
 }
@@ -49,6 +51,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	fs.StringVar(&b.binDir, "bin", "", "`DIR` holding the built mtrun, mtgen, mtconvert and mtstats binaries")
 	fs.StringVar(&b.work, "work", "", "scratch `DIR` for generated files (default: a new temporary directory, removed at the end)")
 	fs.StringVar(&b.tokenizer, "tokenizer-json", "", "Qwen `tokenizer.json` for the mtgen and tokenizer figures (scripts/fixtures.sh)")
+	fs.IntVar(&b.statsRecords, "stats-records", 2_000_000, "records in the mtstats input of a full run (the issue's figure is 10,000,000: about 8 GB of JSONL, several minutes to write)")
 	fs.StringVar(&only, "only", "", "comma-separated `SECTIONS` to run: "+strings.Join(sections, ","))
 	fs.StringVar(&jsonOut, "json", "", "also write the figures as JSON to `FILE`")
 	fs.BoolVar(&markdown, "markdown", false, "print the table as Markdown (for docs/performance.md)")

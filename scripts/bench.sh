@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# bench.sh is mtkit's self-benchmark (docs/performance.md): it builds the
+# tools, runs mtbench (internal/cmd/mtbench), which starts the simulator
+# on 127.0.0.1 and runs the real mtrun binary against it, and prints every
+# figure next to its target with PASS/FAIL; then it runs the Go hot-path
+# benchmarks (go test -bench -benchmem).
+#
+# Usage: scripts/bench.sh [--smoke] [mtbench options, e.g. --runs 5 --only capacity,fidelity]
+#   --smoke   short run for CI: checks that every part works, not the timings (~1-2 min)
+# Env:   MTKIT_BENCH_OUT  directory for results (default: a temporary directory);
+#        it receives mtbench.json and gobench.txt
+#
+# Exit status: 0 ok, 3 a target was missed (full run only), 1 an error.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+smoke=0
+for a in "$@"; do
+  [[ $a == --smoke ]] && smoke=1
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mtkit-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+out="${MTKIT_BENCH_OUT:-$tmp/out}"
+mkdir -p "$out" "$tmp/bin"
+
+echo "bench.sh: building binaries" >&2
+go build -o "$tmp/bin/" ./cmd/... ./internal/cmd/mtbench
+
+tok=()
+if fx=$(bash scripts/fixtures.sh 2>/dev/null); then
+  q=$(grep '/qwen3/tokenizer.json$' <<<"$fx" || true)
+  [[ -n $q ]] && tok=(--tokenizer-json "$q")
+else
+  echo "bench.sh: scripts/fixtures.sh failed: tokenizer figures will be n/a" >&2
+fi
+
+status=0
+"$tmp/bin/mtbench" --bin "$tmp/bin" --work "$tmp/work" --json "$out/mtbench.json" "${tok[@]}" "$@" || status=$?
+if [[ $status != 0 && $status != 3 ]]; then
+  exit "$status"
+fi
+
+# Go benchmarks of the hot paths: SSE chunk parse and the client (replay),
+# record encode/decode (record), conversation decode (conv), tokenizer
+# encode (tokenize), quantiles and aggregation (stats), simulator (sim).
+pkgs=(./internal/replay ./internal/record ./internal/conv ./internal/tokenize ./internal/stats ./internal/sim)
+benchtime=1s
+filter=.
+if [[ $smoke == 1 ]]; then
+  # Smoke: each benchmark once, only the client's own packages (compiling
+  # every package's test binary would take most of CI's budget).
+  benchtime=1x
+  pkgs=(./internal/replay ./internal/record)
+fi
+echo >&2
+echo "bench.sh: go test -run '^\$' -bench $filter -benchmem -benchtime $benchtime ${pkgs[*]}" >&2
+go test -run '^$' -bench "$filter" -benchmem -benchtime "$benchtime" "${pkgs[@]}" | tee "$out/gobench.txt" |
+  grep -E '^(Benchmark|ok|FAIL|---|pkg:)' || true
+if grep -q -E '^(FAIL|--- FAIL)' "$out/gobench.txt"; then
+  echo "bench.sh: a Go benchmark failed" >&2
+  exit 1
+fi
+[[ -n ${MTKIT_BENCH_OUT:-} ]] && echo "bench.sh: results in $out" >&2
+exit "$status"
