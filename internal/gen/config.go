@@ -293,7 +293,7 @@ func (cp *configParser) dist(v *jnode, path string, unit Unit) (Dist, error) {
 			if err != nil {
 				return Dist{}, cp.errf(val.off, join(path, k), "%s is not a finite number", val.str)
 			}
-			p.val, p.isInt = f, !strings.ContainsAny(val.str, ".eE")
+			p.val, p.isInt = f, unit == Count && !strings.ContainsAny(val.str, ".eE")
 		case val.kind == 's' && unit == Seconds:
 			q, err := parseValue(val.str, unit)
 			if err != nil {

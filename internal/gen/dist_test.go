@@ -31,6 +31,7 @@ func TestDistMoments(t *testing.T) {
 		{"zipf:2:10", Count, -1, -1, 1, 10, true},
 		{"exponential:mean=2s", Seconds, 2, 2, 0, math.Inf(1), false},
 		{"exponential:250ms:1s", Seconds, -1, -1, 0, 1, false},
+		{"uniform:1:3", Seconds, 2, 2 / math.Sqrt(12), 1, 3, false},
 		{"uniform:500ms:1.5s", Seconds, 1, 1 / math.Sqrt(12), 0.5, 1.5, false},
 	}
 	for _, tt := range tests {

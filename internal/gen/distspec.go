@@ -130,7 +130,8 @@ func parseValue(v string, unit Unit) (param, error) {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return param{}, fmt.Errorf("%q is not a finite number", v)
 		}
-		return param{val: f, isInt: !strings.ContainsAny(v, ".eEnNiI")}, nil
+		// Durations are continuous: uniform:1:3 of seconds is not 1, 2 or 3.
+		return param{val: f, isInt: unit == Count && !strings.ContainsAny(v, ".eEnNiI")}, nil
 	}
 	if unit == Seconds {
 		d, err := time.ParseDuration(v)
