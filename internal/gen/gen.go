@@ -226,7 +226,7 @@ func (g *Generator) plan(i int) (*job, error) {
 		return nil, err
 	}
 	if j.prefixN > 0 {
-		j.tag = g.tok.Encode("["+convID(i)+"]")
+		j.tag = g.tok.Encode("[" + convID(i) + "]")
 		j.prefix = g.walk.take(j.prefixN + slack(j.prefixN))
 	}
 	pairs := turns / 2
