@@ -90,7 +90,7 @@ func (d *JSONDecoder) Scan() bool {
 		return false
 	}
 	d.rec = Record{}
-	if err := json.Unmarshal(line, &d.rec); err != nil {
+	if err := unmarshalRecord(line, &d.rec); err != nil {
 		if d.atEOF() && isTruncated(err) {
 			err = ErrTruncated
 		} else {

@@ -59,7 +59,7 @@ type point struct {
 // acc accumulates the requests of one group: one float64 per sample per
 // metric, counters and per-conversation totals.
 type acc struct {
-	samples          [numMetrics][]float64
+	samples          [numMetrics]sampleSet
 	requests, ok     int
 	errors           map[string]int
 	retries          int
@@ -121,29 +121,29 @@ func (a *acc) add(r *record.Record, good bool) {
 	ttft := math.NaN()
 	if r.TTFTNs != nil {
 		ttft = ms(*r.TTFTNs)
-		s[TTFT] = append(s[TTFT], ttft)
+		s[TTFT].add(ttft)
 	}
 	if r.TPOTNs != nil {
-		s[TPOT] = append(s[TPOT], *r.TPOTNs/1e6)
+		s[TPOT].add(*r.TPOTNs / 1e6)
 	}
 	for _, g := range r.ITLNs {
-		s[ITL] = append(s[ITL], ms(g))
+		s[ITL].add(ms(g))
 	}
-	s[Latency] = append(s[Latency], ms(r.LatencyNs))
-	s[InputTurns] = append(s[InputTurns], float64(r.InputMessages))
+	s[Latency].add(ms(r.LatencyNs))
+	s[InputTurns].add(float64(r.InputMessages))
 	in, out := inputTokens(r), outputTokens(r)
 	a.inTok += in
 	a.outTok += out
-	s[InputTokens] = append(s[InputTokens], float64(in))
-	s[OutputTokens] = append(s[OutputTokens], float64(out))
-	s[OutputChunks] = append(s[OutputChunks], float64(r.Chunks))
+	s[InputTokens].add(float64(in))
+	s[OutputTokens].add(float64(out))
+	s[OutputChunks].add(float64(r.Chunks))
 	if !r.Scheduled.IsZero() {
-		s[IntendedLatency] = append(s[IntendedLatency], ms(r.IntendedLatencyNs))
-		s[Lateness] = append(s[Lateness], ms(r.LatenessNs))
+		s[IntendedLatency].add(ms(r.IntendedLatencyNs))
+		s[Lateness].add(ms(r.LatenessNs))
 	}
 	if r.Turn > 0 {
-		s[ThinkPlanned] = append(s[ThinkPlanned], ms(r.ThinkPlannedNs))
-		s[ThinkActual] = append(s[ThinkActual], ms(r.ThinkActualNs))
+		s[ThinkPlanned].add(ms(r.ThinkPlannedNs))
+		s[ThinkActual].add(ms(r.ThinkActualNs))
 	}
 	if r.CachedTokens != nil && r.PromptTokens != nil {
 		a.cacheReported++

@@ -243,10 +243,10 @@ func (a *acc) group(key string) *Group {
 		g.CacheHitRate = Num(float64(a.cached) / float64(a.cachedOf))
 	}
 	for m := range numMetrics {
-		if m >= coreMetrics && len(a.samples[m]) == 0 {
+		if m >= coreMetrics && a.samples[m].Len() == 0 {
 			continue
 		}
-		g.Metrics = append(g.Metrics, NamedDescription{MetricNames[m], Describe(a.samples[m])})
+		g.Metrics = append(g.Metrics, NamedDescription{MetricNames[m], Describe(a.samples[m].flat())})
 	}
 	turns := make([]float64, 0, len(a.convs))
 	dur := make([]float64, 0, len(a.convs))
@@ -353,14 +353,14 @@ func (c *collector) sloReport(rep *Report, objs []Objective) *SLOReport {
 	rep.Summary.Goodput = &gp
 	rep.Summary.Conversations.MetSLO = &s.GoodConversations
 	for _, o := range objs {
-		samples := c.all.samples[o.Metric]
+		samples := c.all.samples[o.Metric].flat()
 		res := ObjectiveResult{Objective: o.Text, Metric: MetricNames[o.Metric], LimitMs: Num(o.Limit)}
 		if o.Turn >= 0 {
 			t := o.Turn
 			res.Turn = &t
 			samples = nil
 			if a := c.turns[o.Turn]; a != nil {
-				samples = a.samples[o.Metric]
+				samples = a.samples[o.Metric].flat()
 			}
 		}
 		slices.Sort(samples)

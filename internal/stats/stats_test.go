@@ -451,3 +451,27 @@ func TestHTMLAndXLSX(t *testing.T) {
 	checkHTML(t, html)
 	checkXLSX(t, xlsx, m, len(recs))
 }
+
+func TestSampleSet(t *testing.T) {
+	t.Parallel()
+	var s sampleSet
+	var want []float64
+	for i := range 3*blockMax + 17 {
+		x := float64((i * 7919) % 1000)
+		s.add(x)
+		want = append(want, x)
+		if i == blockMax+5 {
+			if got := s.flat(); !slices.Equal(got, want) {
+				t.Fatal("flat after two blocks differs")
+			}
+		}
+	}
+	got := s.flat()
+	if s.Len() != len(want) || !slices.Equal(got, want) || len(s.blocks) != 1 {
+		t.Fatalf("len %d, blocks %d", s.Len(), len(s.blocks))
+	}
+	slices.Sort(got)
+	if s.flat()[0] != 0 {
+		t.Error("flat does not return the set's own storage")
+	}
+}
