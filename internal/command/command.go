@@ -85,6 +85,7 @@ func NewApp(name, usage string, s Streams) *cli.App {
 // Run runs app with args (args[0] is the program name) and returns the
 // exit code, printing any error to stderr as "name: message".
 func Run(ctx context.Context, app *cli.App, args []string) int {
+	withOwnHelpAndVersion(app)
 	err := app.RunContext(ctx, args)
 	if err == nil {
 		return ExitOK
@@ -106,6 +107,31 @@ func Run(ctx context.Context, app *cli.App, args []string) int {
 	}
 	fmt.Fprintf(app.ErrWriter, "%s: %v\n", app.Name, err)
 	return code
+}
+
+// withOwnHelpAndVersion replaces urfave/cli's global help and version
+// flags, which every App.Run mutates (a data race when apps run in
+// parallel, as in tests), with flags of the app's own.
+func withOwnHelpAndVersion(app *cli.App) {
+	if app.HideHelp {
+		return // already done
+	}
+	app.HideHelp, app.HideVersion = true, true
+	app.Flags = append(app.Flags,
+		&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help"},
+		&cli.BoolFlag{Name: "version", Usage: "print the version"},
+	)
+	action := app.Action
+	app.Action = func(c *cli.Context) error {
+		if c.Bool("version") {
+			_, err := fmt.Fprintf(app.Writer, "%s %s\n", app.Name, app.Version)
+			return err
+		}
+		if action == nil {
+			return cli.ShowAppHelp(c)
+		}
+		return action(c)
+	}
 }
 
 // Interrupts turns a signal channel into two contexts: stop is cancelled

@@ -80,3 +80,28 @@ func TestVersion(t *testing.T) {
 		t.Errorf("Version() = %q", v)
 	}
 }
+
+func TestHelpAndVersionInParallel(t *testing.T) {
+	t.Parallel()
+	for i := 0; i < 8; i++ {
+		t.Run("", func(t *testing.T) {
+			t.Parallel()
+			for _, args := range [][]string{{"tool", "--help"}, {"tool", "-h"}, {"tool", "--version"}} {
+				var out, errw bytes.Buffer
+				app := NewApp("tool", "test tool", Streams{Out: &out, Err: &errw})
+				app.Version = "v1.2.3"
+				app.Action = func(*cli.Context) error { return errors.New("action ran") }
+				if code := Run(context.Background(), app, args); code != ExitOK {
+					t.Fatalf("%v: code %d, stderr %q", args, code, errw.String())
+				}
+				want := "USAGE"
+				if args[1] == "--version" {
+					want = "tool v1.2.3"
+				}
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("%v: stdout %q lacks %q", args, out.String(), want)
+				}
+			}
+		})
+	}
+}
