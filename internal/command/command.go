@@ -118,8 +118,8 @@ func withOwnHelpAndVersion(app *cli.App) {
 	}
 	app.HideHelp, app.HideVersion = true, true
 	app.Flags = append(app.Flags,
-		&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help"},
-		&cli.BoolFlag{Name: "version", Usage: "print the version"},
+		&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help", DisableDefaultText: true},
+		&cli.BoolFlag{Name: "version", Usage: "print the version", DisableDefaultText: true},
 	)
 	action := app.Action
 	app.Action = func(c *cli.Context) error {
