@@ -93,12 +93,12 @@ func TestSIGINT(t *testing.T) {
 		t.Run(ext, func(t *testing.T) {
 			dir := t.TempDir()
 			in, recPath, answers := filepath.Join(dir, "conv.jsonl"), filepath.Join(dir, "records."+ext), filepath.Join(dir, "answers.jsonl")
-			longConversations(t, in, 6, 6, 48)
+			longConversations(t, in, 12, 8, 48)
 			cmd, stderr, done := startMtrun(t, mtrunArgs(t, s.eng, "--clients", "3", "--records", recPath, "-o", answers, in))
 			if ext == "jsonl" {
 				waitRecords(t, recPath, 4, 3*time.Minute, done)
 			} else {
-				time.Sleep(5 * time.Second) // a Parquet file cannot be read before its footer
+				time.Sleep(3 * time.Second) // a Parquet file cannot be read before its footer
 			}
 			sent := time.Now()
 			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -110,8 +110,8 @@ func TestSIGINT(t *testing.T) {
 				t.Errorf("exit status %d after SIGINT, want 130", code)
 			}
 			recs := readRecords(t, recPath, nil)
-			if len(recs) == 0 || len(recs) >= 36 {
-				t.Fatalf("%d records after SIGINT, want some and fewer than all 36", len(recs))
+			if len(recs) == 0 || len(recs) >= 96 {
+				t.Fatalf("%d records after SIGINT, want some and fewer than all 96", len(recs))
 			}
 			ok := 0
 			for _, r := range recs {
