@@ -40,10 +40,10 @@ const coreMetrics = OutputChunks + 1
 
 // convAcc accumulates one conversation.
 type convAcc struct {
-	turns, failed    int
+	turns, failed    int32
+	missedSLO        bool
 	minStart, maxEnd int64
 	waitMs           float64
-	missedSLO        bool
 }
 
 type convKey struct{ run, id string }
@@ -69,13 +69,13 @@ type acc struct {
 	cached, cachedOf int64
 	cacheReported    int
 	good             int
-	convs            map[convKey]*convAcc
+	convs            map[convKey]convAcc
 	series           []point
 	keepSeries       bool
 }
 
 func newAcc(series bool) *acc {
-	return &acc{errors: map[string]int{}, convs: map[convKey]*convAcc{}, keepSeries: series}
+	return &acc{errors: map[string]int{}, convs: map[convKey]convAcc{}, keepSeries: series}
 }
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
@@ -97,10 +97,9 @@ func (a *acc) add(r *record.Record, good bool) {
 	}
 	a.requests++
 	ck := convKey{r.RunID, r.ConversationID}
-	c := a.convs[ck]
-	if c == nil {
-		c = &convAcc{minStart: start, maxEnd: end}
-		a.convs[ck] = c
+	c, seen := a.convs[ck]
+	if !seen {
+		c = convAcc{minStart: start, maxEnd: end}
 	}
 	c.turns++
 	c.minStart, c.maxEnd = min(c.minStart, start), max(c.maxEnd, end)
@@ -109,8 +108,11 @@ func (a *acc) add(r *record.Record, good bool) {
 		c.missedSLO = true
 	}
 	if !r.OK() {
-		a.errors[r.ErrorClass]++
 		c.failed++
+	}
+	a.convs[ck] = c
+	if !r.OK() {
+		a.errors[r.ErrorClass]++
 		return
 	}
 	a.ok++

@@ -1,12 +1,15 @@
 package stats
 
 import (
+	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,5 +175,46 @@ func TestGenTestdata(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+var (
+	genN   = flag.Int("gen-n", 0, "with -gen-out: number of records to generate")
+	genOut = flag.String("gen-out", "", "write -gen-n generated records to this file (.parquet or JSONL) for load tests")
+)
+
+// TestGenLoad writes a large record file for memory and speed checks of
+// the mtstats binary: go test ./internal/stats -run TestGenLoad -gen-n 10000000 -gen-out /tmp/big.parquet
+func TestGenLoad(t *testing.T) {
+	if *genOut == "" {
+		t.Skip("needs -gen-out")
+	}
+	f, err := os.Create(*genOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var enc record.Encoder
+	if strings.HasSuffix(*genOut, ".parquet") {
+		enc = record.NewParquetEncoder(f)
+	} else {
+		w := bufio.NewWriterSize(f, 1<<20)
+		defer w.Flush()
+		enc = record.NewJSONEncoder(struct{ io.Writer }{w})
+	}
+	n, seed := 0, uint64(0)
+	for n < *genN {
+		seed++
+		recs := genRecords(genConfig{seed: seed, run: "load", shard: int(seed), convs: 10000, maxTurns: 10,
+			requestsLimit: *genN - n, start: time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC).Add(time.Duration(seed) * time.Hour)})
+		for i := range recs {
+			if err := enc.Encode(&recs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n += len(recs)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
