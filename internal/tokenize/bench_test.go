@@ -20,10 +20,10 @@ func benchCorpus(b *testing.B) string {
 }
 
 // BenchmarkEncode reports tokens/s on one goroutine for the default
-// built-in encoding and the Qwen3 tokenizer.json.
+// built-in encodings and the Qwen3 and Llama-3 tokenizer.json files.
 func BenchmarkEncode(b *testing.B) {
 	corpus := benchCorpus(b)
-	for _, model := range []string{"o200k_base", "qwen3", "llama3"} {
+	for _, model := range []string{"o200k_base", "cl100k_base", "qwen3", "llama3"} {
 		b.Run(model, func(b *testing.B) {
 			tok, err := Load(specFor(b, model))
 			if err != nil {
@@ -43,7 +43,7 @@ func BenchmarkEncode(b *testing.B) {
 // BenchmarkCount is BenchmarkEncode for Count.
 func BenchmarkCount(b *testing.B) {
 	corpus := benchCorpus(b)
-	for _, model := range []string{"o200k_base", "qwen3"} {
+	for _, model := range []string{"o200k_base", "cl100k_base", "qwen3"} {
 		b.Run(model, func(b *testing.B) {
 			tok, err := Load(specFor(b, model))
 			if err != nil {

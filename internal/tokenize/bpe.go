@@ -9,15 +9,16 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// bpe is a byte-level BPE tokenizer loaded from a tokenizer.json: added
-// tokens, normalizer, pre-tokenizer, then merges over the bytes of each
-// piece. It works on raw bytes throughout; the byte-to-unicode mapping is
+// bpe is a byte-level BPE tokenizer loaded from a tokenizer.json, or a
+// built-in tiktoken encoding: added tokens, normalizer, pre-tokenizer, then
+// merges over the bytes of each piece. It works on raw bytes throughout; the byte-to-unicode mapping is
 // applied once, to the vocabulary, when the file is loaded.
 type bpe struct {
 	name         string
 	vocab        map[string]int32 // raw bytes of a token -> id
 	byteID       [256]int32       // id of each single byte, -1 if none
 	merges       map[uint64]mergeRule
+	rankMerges   bool // tiktoken: merge by the rank of the pair's bytes in vocab, not by merges
 	ignoreMerges bool
 	unkID        int32 // -1 if the model has no unk_token
 	idText       []string
@@ -233,7 +234,8 @@ func parseNormalizer(raw []byte, field string) (func(string) string, error) {
 	return nil, fmt.Errorf("%s.type: unsupported normalizer %q (supported: NFC, NFD, NFKC, NFKD, Lowercase, Sequence)", field, c.Type)
 }
 
-// Name returns the path of the tokenizer.json.
+// Name returns the path of the tokenizer.json, or the name of a built-in
+// encoding.
 func (t *bpe) Name() string { return t.name }
 
 // Encode returns the ids of text. Added tokens written in text become
@@ -312,7 +314,11 @@ func (t *bpe) encodePiece(p string, one *[1]int32, buf *[]int32) []int32 {
 	for i := 0; i < len(p); i++ {
 		syms[i] = t.byteID[p[i]]
 	}
-	syms = merge(t.merges, syms)
+	if t.rankMerges {
+		syms = mergeRanks(t.vocab, p, syms)
+	} else {
+		syms = merge(t.merges, syms)
+	}
 	if t.unkID >= 0 || hasNeg(syms) {
 		syms = t.fixUnknown(syms)
 	}

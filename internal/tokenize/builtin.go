@@ -1,24 +1,12 @@
 package tokenize
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/tiktoken-go/tokenizer"
 )
-
-// builtin is a tiktoken encoding from github.com/tiktoken-go/tokenizer
-// (pinned at v0.7.0: later versions mis-split whitespace runs) plus the
-// encoding's special tokens, which that package does not match itself.
-type builtin struct {
-	name     string
-	codec    tokenizer.Codec
-	special  *matcher
-	specials []string // token text by matcher index
-	ids      []int    // token id by matcher index
-	byID     map[int]string
-}
-
-var _ Tokenizer = (*builtin)(nil)
 
 // builtinSpecials lists the special tokens of each built-in encoding, as in
 // OpenAI's tiktoken.
@@ -36,105 +24,83 @@ var builtinSpecials = map[string]map[string]int{
 	},
 }
 
-// newBuiltin returns the built-in encoding name (a canonical name).
-func newBuiltin(name string) (*builtin, error) {
+// builtinSplit returns the hand-written splitter of a built-in encoding's
+// split pattern.
+func builtinSplit(name string) finder {
+	if name == "o200k_base" {
+		return newO200kSplit()
+	}
+	return fastFinder(patternCl100k)
+}
+
+// newBuiltin returns the built-in tiktoken encoding name (a canonical name)
+// as a byte-level BPE run by this package.
+//
+// The ranks come from github.com/tiktoken-go/tokenizer (pinned at v0.7.0:
+// later versions mis-split whitespace runs): each id is decoded to its
+// bytes once. tiktoken's BPE is rank-based: a piece that is a token is that
+// token (ignore_merges); otherwise, starting from single bytes, the
+// adjacent pair whose concatenation is the token of lowest rank (its id)
+// merges, leftmost first among equal ranks (mergeRanks). The split pattern
+// is run by a hand-written splitter; special tokens are matched first, as
+// added tokens.
+func newBuiltin(name string) (*bpe, error) {
+	specials, ok := builtinSpecials[name]
+	if !ok {
+		return nil, fmt.Errorf("tokenizer %q: no special tokens known", name)
+	}
 	c, err := tokenizer.Get(tokenizer.Encoding(name))
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %q: %w", name, err)
 	}
-	// Decode builds the codec's reverse vocabulary lazily and without a
-	// lock; build it now, before the tokenizer is shared.
-	if _, err := c.Decode(nil); err != nil {
-		return nil, fmt.Errorf("tokenizer %q: %w", name, err)
+	maxID := 0
+	for _, id := range specials {
+		maxID = max(maxID, id)
 	}
-	b := &builtin{name: name, codec: c, byID: map[int]string{}}
-	for s, id := range builtinSpecials[name] {
-		b.specials = append(b.specials, s)
-		b.ids = append(b.ids, id)
-		b.byID[id] = s
+	t := &bpe{
+		name:         name,
+		vocab:        make(map[string]int32, maxID),
+		rankMerges:   true,
+		ignoreMerges: true,
+		unkID:        -1,
+		idText:       make([]string, maxID+1),
+		pre:          pipeline{&splitter{f: builtinSplit(name), behavior: behaviorIsolated}},
+		cache:        newPieceCache(),
 	}
-	b.special = newMatcher(b.specials)
-	return b, nil
-}
-
-// Name returns the encoding name.
-func (b *builtin) Name() string { return b.name }
-
-// Encode returns the ids of text; special tokens in text become their ids.
-func (b *builtin) Encode(text string) []int {
-	ids := make([]int, 0, len(text)/4+1)
-	b.segments(text, func(seg string, special int) {
-		if special >= 0 {
-			ids = append(ids, special)
-			return
-		}
-		got, _, err := b.codec.Encode(seg)
-		if err != nil {
-			// The codec fails only on a regexp timeout, which is never set.
-			return
-		}
-		for _, id := range got {
-			ids = append(ids, int(id))
-		}
-	})
-	return ids
-}
-
-// Count returns len(Encode(text)) without building the id slice.
-func (b *builtin) Count(text string) int {
-	n := 0
-	b.segments(text, func(seg string, special int) {
-		if special >= 0 {
-			n++
-			return
-		}
-		c, err := b.codec.Count(seg)
-		if err == nil {
-			n += c
-		}
-	})
-	return n
-}
-
-// segments calls fn for each run of ordinary text (special = -1) and each
-// special token (special = its id) of text, in order.
-func (b *builtin) segments(text string, fn func(seg string, special int)) {
-	pos := 0
-	for pos < len(text) {
-		s, e, tok, ok := b.special.find(text, pos)
-		if !ok {
-			break
-		}
-		if s > pos {
-			fn(text[pos:s], -1)
-		}
-		fn("", b.ids[tok])
-		pos = e
-	}
-	if pos < len(text) {
-		fn(text[pos:], -1)
-	}
-}
-
-// Decode returns the text of ids. Special token ids become their text; ids
-// outside the vocabulary are skipped.
-func (b *builtin) Decode(ids []int) string {
-	buf := make([]byte, 0, len(ids)*4)
+	// The codec knows no special tokens, so their ids fail to decode, as
+	// do unassigned ids.
 	one := make([]uint, 1)
-	for _, id := range ids {
-		if s, ok := b.byID[id]; ok {
-			buf = append(buf, s...)
-			continue
-		}
-		if id < 0 {
-			continue
-		}
+	for id := range maxID + 1 {
 		one[0] = uint(id)
-		s, err := b.codec.Decode(one)
-		if err != nil {
+		s, err := c.Decode(one)
+		if err != nil || s == "" {
 			continue
 		}
-		buf = append(buf, s...)
+		if prev, dup := t.vocab[s]; dup {
+			return nil, fmt.Errorf("tokenizer %q: ids %d and %d are both %q", name, prev, id, s)
+		}
+		t.vocab[s] = int32(id)
+		t.idText[id] = s
 	}
-	return string(buf)
+	for b := range 256 {
+		id, ok := t.vocab[string([]byte{byte(b)})]
+		if !ok {
+			return nil, fmt.Errorf("tokenizer %q: byte %#02x is not a token", name, b)
+		}
+		t.byteID[b] = id
+	}
+	// Special tokens, in id order.
+	for s, id := range specials {
+		t.added = append(t.added, addedToken{content: s, id: int32(id), special: true})
+	}
+	slices.SortFunc(t.added, func(a, b addedToken) int { return cmp.Compare(a.id, b.id) })
+	var toks []string
+	for i, a := range t.added {
+		t.idText[a.id] = a.content
+		toks = append(toks, a.content)
+		t.rawIdx = append(t.rawIdx, i)
+	}
+	t.rawMatch = newMatcher(toks)
+	t.normMatch = newMatcher(nil)
+	return t, nil
 }

@@ -135,29 +135,6 @@ func (f fastSplit) match(s string, i int) int {
 		}
 		return j
 	}
-	// Here c is whitespace. \s*[\r\n]+ ends after the run's last \r or \n.
-	w, lastNL := i, -1
-	for {
-		r, m := runeAt(s, w)
-		if r < 0 || !isSpace(r) {
-			break
-		}
-		if r == '\r' || r == '\n' {
-			lastNL = w + 1
-		}
-		w += m
-	}
-	if lastNL > 0 {
-		return lastNL
-	}
-	// \s+(?!\S): the whole run at the end of s, else all but its last rune.
-	if w == len(s) {
-		return w
-	}
-	_, m := utf8.DecodeLastRuneInString(s[i:w])
-	if w-m > i {
-		return w - m
-	}
-	// \s+
-	return w
+	// Here c is whitespace.
+	return matchSpace(s, i)
 }

@@ -15,8 +15,9 @@ func spans(f finder, s string) string {
 	return fmt.Sprint(out)
 }
 
-// FuzzFastSplit checks that the hand-written splitters find exactly the
-// matches regexp2 finds for the same pattern.
+// FuzzFastSplit checks that the hand-written splitters (Llama-3 and
+// cl100k_base, Qwen, o200k_base) find exactly the matches regexp2 finds for
+// the same pattern.
 func FuzzFastSplit(f *testing.F) {
 	for _, s := range goldenTexts() {
 		f.Add(s)
@@ -28,6 +29,10 @@ func FuzzFastSplit(f *testing.F) {
 	var pairs []pair
 	for _, p := range []string{patternLlama3, patternQwen} {
 		pairs = append(pairs, pair{fastFinder(p), regexFinder{regexp2.MustCompile(p, regexp2.None)}})
+	}
+	pairs = append(pairs, pair{newO200kSplit(), regexFinder{regexp2.MustCompile(patternO200k, regexp2.None)}})
+	for _, s := range tiktokenSeeds {
+		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if !utf8.ValidString(s) {

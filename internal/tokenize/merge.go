@@ -156,3 +156,156 @@ func mergeHeap(merges map[uint64]mergeRule, syms []int32) []int32 {
 	}
 	return out
 }
+
+// mergeRanks is tiktoken's BPE over the bytes of piece, whose single-byte
+// token ids are syms (overwritten): the adjacent pair of parts whose
+// concatenation is the token of lowest rank (its id in ranks) merges
+// first, leftmost among equal ranks, until no concatenation is a token.
+// It returns the ids of the final parts. Unlike merge, it needs no merge
+// list: any two adjacent parts whose bytes together form a token merge.
+func mergeRanks(ranks map[string]int32, piece string, syms []int32) []int32 {
+	if len(syms) < 2 {
+		return syms
+	}
+	if len(syms) > smallPiece {
+		return mergeRanksHeap(ranks, piece, syms)
+	}
+	return mergeRanksSmall(ranks, piece, syms)
+}
+
+// mergeRanksSmall is mergeRanks for short pieces: part boundaries and a
+// rank per adjacent pair in arrays, a linear scan for the minimum.
+func mergeRanksSmall(ranks map[string]int32, piece string, syms []int32) []int32 {
+	n := len(syms)
+	if n < 2 || n > smallPiece || n != len(piece) {
+		return mergeRanksHeap(ranks, piece, syms)
+	}
+	var bbuf [smallPiece + 1]int32
+	var rbuf [smallPiece]int32
+	bounds := bbuf[:n+1] // part i is piece[bounds[i]:bounds[i+1]]
+	for i := range bounds {
+		bounds[i] = int32(i)
+	}
+	pr := rbuf[:n-1] // pr[i]: rank of parts i and i+1 merged
+	rank := func(i int) int32 {
+		if r, ok := ranks[piece[bounds[i]:bounds[i+2]]]; ok {
+			return r
+		}
+		return noRank
+	}
+	for i := range pr {
+		pr[i] = rank(i)
+	}
+	for len(pr) > 0 {
+		best, at := noRank, -1
+		for i, r := range pr {
+			if r < best {
+				best, at = r, i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		syms[at] = best
+		copy(syms[at+1:], syms[at+2:])
+		syms = syms[:len(syms)-1]
+		copy(bounds[at+1:], bounds[at+2:])
+		bounds = bounds[:len(bounds)-1]
+		copy(pr[at:], pr[at+1:])
+		pr = pr[:len(pr)-1]
+		if at < len(pr) {
+			pr[at] = rank(at)
+		}
+		if at > 0 {
+			pr[at-1] = rank(at - 1)
+		}
+	}
+	return syms
+}
+
+// rankCand is a candidate merge of the part starting at byte pos with the
+// next one, whose bytes were piece[pos:end] when it was pushed.
+type rankCand struct{ rank, pos, end int32 }
+
+// rankHeap orders candidates by rank, then by position (leftmost first).
+type rankHeap []rankCand
+
+func (h rankHeap) Len() int { return len(h) }
+func (h rankHeap) Less(i, j int) bool {
+	return h[i].rank < h[j].rank || (h[i].rank == h[j].rank && h[i].pos < h[j].pos)
+}
+func (h rankHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *rankHeap) Push(x any)   { *h = append(*h, x.(rankCand)) }
+func (h *rankHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// mergeRanksHeap is mergeRanks for long pieces, O(n log n): parts are a
+// linked list indexed by their first byte, candidates a heap; a candidate
+// is stale when its parts changed since it was pushed.
+func mergeRanksHeap(ranks map[string]int32, piece string, syms []int32) []int32 {
+	n := len(syms)
+	if n < 2 || n != len(piece) {
+		return syms
+	}
+	// next[i] is the start of the part after the one starting at i (n for
+	// the last), prev[i] that of the part before (-1 for the first);
+	// alive[i] reports whether a part starts at i.
+	next := make([]int32, n)
+	prev := make([]int32, n)
+	alive := make([]bool, n)
+	for i := range n {
+		next[i], prev[i], alive[i] = int32(i+1), int32(i-1), true
+	}
+	end := func(i int32) int32 { // end of the part after the one at i
+		if j := next[i]; j < int32(n) {
+			return next[j]
+		}
+		return -1
+	}
+	h := make(rankHeap, 0, n)
+	cand := func(i int32) (rankCand, bool) {
+		e := end(i)
+		if e < 0 {
+			return rankCand{}, false
+		}
+		r, ok := ranks[piece[i:e]]
+		return rankCand{rank: r, pos: i, end: e}, ok
+	}
+	for i := range int32(n - 1) {
+		if c, ok := cand(i); ok {
+			h = append(h, c)
+		}
+	}
+	heap.Init(&h)
+	for h.Len() > 0 {
+		c := heap.Pop(&h).(rankCand)
+		i := c.pos
+		if !alive[i] || end(i) != c.end {
+			continue
+		}
+		j := next[i]
+		syms[i] = c.rank
+		alive[j] = false
+		next[i] = next[j]
+		if next[i] < int32(n) {
+			prev[next[i]] = i
+		}
+		if p := prev[i]; p >= 0 {
+			if c, ok := cand(p); ok {
+				heap.Push(&h, c)
+			}
+		}
+		if c, ok := cand(i); ok {
+			heap.Push(&h, c)
+		}
+	}
+	out := syms[:0]
+	for i := int32(0); i < int32(n); i = next[i] {
+		out = append(out, syms[i])
+	}
+	return out
+}
