@@ -150,3 +150,51 @@ func (c *countRecords) Encode(r *record.Record) error {
 	return nil
 }
 func (c *countRecords) Close() error { return nil }
+
+// FuzzParseFastChunk checks that the reflection-free chunk parser agrees
+// with encoding/json whenever it accepts a chunk.
+func FuzzParseFastChunk(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" fox"},"logprobs":null,"finish_reason":null}],"sim_sent_ns":17}`,
+		`{"choices":[{"index":1,"delta":{"reasoning_content":"hm","role":"assistant"},"finish_reason":"stop"}],"usage":null}`,
+		`{"choices":[{"index":0,"text":"hi","finish_reason":"length","logprobs":{"a":[1,2.5e3,-0,true,false,null]}}]}`,
+		`{"choices":[{"index":0,"delta":{"reasoning":"r","content":null}}],"error":null,"kv_transfer_params":null}`,
+		`{"choices":[],"usage":{"prompt_tokens":3}}`,
+		`{"Choices":[{"index":0,"delta":{"content":"a"}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"a\nb"}}]}`,
+		`{"choices":[{"index":2,"delta":{"content":"é"}},{"index":0,"delta":{"content":"x"}}]}`,
+		`{"choices":null}`, `{}`, `[]`, `{"choices":[{"index":1.5}]}`, `{"choices":[{"index":0,"delta":{"content":"a"},"delta":{}}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var buf [4]fastChoice
+		cs, ok := parseFastChunk(data, buf[:0])
+		if !ok {
+			return
+		}
+		now := time.Unix(1, 0)
+		var fast, slow response
+		for i := range cs {
+			c := &cs[i]
+			cr := fast.choice(c.index)
+			cr.token(now, c.content+c.text, c.reasoningContent+c.reasoning)
+			if c.finish != "" {
+				cr.FinishReason = c.finish
+			}
+		}
+		if err := slow.applyJSON(data, now, true); err != nil {
+			t.Fatalf("fast path accepted %q, encoding/json rejects it: %v", data, err)
+		}
+		if len(fast.Choices) != len(slow.Choices) || slow.Usage != nil || slow.Extra != nil {
+			t.Fatalf("%q: fast %d choices, slow %d (usage %v, extra %s)", data, len(fast.Choices), len(slow.Choices), slow.Usage, slow.Extra)
+		}
+		for i := range fast.Choices {
+			a, b := fast.Choices[i], slow.Choices[i]
+			if string(a.Content) != string(b.Content) || string(a.Reasoning) != string(b.Reasoning) || a.FinishReason != b.FinishReason ||
+				a.Chunks != b.Chunks || a.ReasonChunks != b.ReasonChunks || !a.FirstToken.Equal(b.FirstToken) || b.Extra != nil {
+				t.Fatalf("%q: choice %d: fast %+v, slow %+v", data, i, a, b)
+			}
+		}
+	})
+}

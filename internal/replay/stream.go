@@ -7,7 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // choiceResult is what one choice of a response produced.
@@ -112,8 +116,29 @@ var errStream = errors.New("stream")
 
 var extraKey = []byte(`"kv_transfer_params"`)
 
-// apply folds one chunk, received at now, into the response.
+// apply folds one chunk, received at now, into the response. Streamed
+// chunks of the common shape take a parser without reflection
+// (fastchunk); anything else goes through encoding/json.
 func (r *response) apply(data []byte, now time.Time, streaming bool) error {
+	if streaming {
+		var buf [4]fastChoice
+		if cs, ok := parseFastChunk(data, buf[:0]); ok {
+			for i := range cs {
+				f := &cs[i]
+				cr := r.choice(f.index)
+				cr.token(now, f.content+f.text, f.reasoningContent+f.reasoning)
+				if f.finish != "" {
+					cr.FinishReason = f.finish
+				}
+			}
+			return nil
+		}
+	}
+	return r.applyJSON(data, now, streaming)
+}
+
+// applyJSON is apply through encoding/json.
+func (r *response) applyJSON(data []byte, now time.Time, streaming bool) error {
 	var c chunk
 	if err := json.Unmarshal(data, &c); err != nil {
 		return fmt.Errorf("%w: bad chunk %.120q: %v", errStream, data, err)
@@ -153,12 +178,18 @@ func (r *response) apply(data []byte, now time.Time, streaming bool) error {
 // with the time its last line was read. It returns when the stream ends;
 // a stream that ends without [DONE] and without a finish reason is an error.
 func readStream(body io.Reader, resp *response, now func() time.Time) error {
-	br := bufio.NewReaderSize(body, 32<<10)
+	br := readerPool.Get().(*bufio.Reader)
+	br.Reset(body)
+	defer func() {
+		br.Reset(nil)
+		readerPool.Put(br)
+	}()
 	var (
 		data    []byte
 		long    []byte
 		pending bool
 		done    bool
+		tData   time.Time // when the pending event's last data line was read
 	)
 	dispatch := func(t time.Time) error {
 		if !pending {
@@ -190,7 +221,7 @@ func readStream(body io.Reader, resp *response, now func() time.Time) error {
 		}
 		if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
 			if errors.Is(err, io.EOF) {
-				if derr := dispatch(t); derr != nil {
+				if derr := dispatch(tData); derr != nil {
 					return derr
 				}
 				resp.End = t
@@ -204,7 +235,7 @@ func readStream(body io.Reader, resp *response, now func() time.Time) error {
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0:
-			if err := dispatch(t); err != nil {
+			if err := dispatch(tData); err != nil {
 				return err
 			}
 		case line[0] == ':': // comment
@@ -213,15 +244,24 @@ func readStream(body io.Reader, resp *response, now func() time.Time) error {
 			if len(v) > 0 && v[0] == ' ' {
 				v = v[1:]
 			}
+			// Servers end every event with a blank line, and an event is
+			// stamped with the time of its last data line. A server that
+			// omits the blank line is tolerated: a pending event that is
+			// already a complete JSON object is dispatched, with its own
+			// time, when the next data line arrives (the check runs only
+			// then, off the common path).
+			if pending && json.Valid(data) {
+				if err := dispatch(tData); err != nil {
+					return err
+				}
+			}
 			if pending {
 				data = append(data, '\n')
 			}
 			data = append(data, v...)
 			pending = true
-			// Servers end every event with a blank line; dispatching a
-			// complete JSON object at once keeps the timestamp of the
-			// line that carried it, and tolerates servers that omit it.
-			if json.Valid(data) || bytes.Equal(data, []byte("[DONE]")) {
+			tData = t
+			if bytes.Equal(data, []byte("[DONE]")) {
 				if err := dispatch(t); err != nil {
 					return err
 				}
@@ -235,6 +275,9 @@ func readStream(body io.Reader, resp *response, now func() time.Time) error {
 	}
 }
 
+// readerPool recycles the 32 KiB stream readers (one per request).
+var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+
 // finished reports whether every choice got a finish reason.
 func (r *response) finished() bool {
 	if len(r.Choices) == 0 {
@@ -246,4 +289,393 @@ func (r *response) finished() bool {
 		}
 	}
 	return true
+}
+
+// fastChoice is one choice of a streamed chunk read by parseFastChunk.
+type fastChoice struct {
+	index                                      int
+	content, reasoningContent, reasoning, text string
+	finish                                     string
+}
+
+// parseFastChunk parses a streamed chunk of the common shape without
+// reflection: an object whose "choices" hold "index", "delta" (content,
+// reasoning_content, reasoning), "text" and "finish_reason", other fields
+// skipped. It gives up (ok false) on anything encoding/json might read
+// differently or reject: escapes or invalid UTF-8 in strings, non-null
+// usage, error or kv_transfer_params, a "message", type mismatches,
+// duplicate or case-folded keys, more than cap(out) choices, invalid
+// JSON. The caller then uses encoding/json, so the result is always the
+// same as json.Unmarshal into chunk would give.
+func parseFastChunk(d []byte, out []fastChoice) (cs []fastChoice, ok bool) {
+	p := fastParser{d: d}
+	p.ws()
+	if !p.eat('{') {
+		return nil, false
+	}
+	seenChoices := false
+	p.ws()
+	if p.eat('}') {
+		return out, p.end()
+	}
+	for {
+		key, ok := p.str()
+		if !ok || !p.colon() {
+			return nil, false
+		}
+		switch key {
+		case "choices":
+			if seenChoices {
+				return nil, false
+			}
+			seenChoices = true
+			if out, ok = p.choices(out); !ok {
+				return nil, false
+			}
+		case "usage", "error", "kv_transfer_params":
+			if !p.null() {
+				return nil, false
+			}
+		default:
+			if foldsTo(key, "choices", "usage", "error", "kv_transfer_params") || !p.skip(0) {
+				return nil, false
+			}
+		}
+		if !p.next('}') {
+			if p.err {
+				return nil, false
+			}
+			return out, p.end()
+		}
+	}
+}
+
+// fastParser is a cursor over one JSON chunk; err is set when the input
+// is not what the fast path accepts.
+type fastParser struct {
+	d   []byte
+	i   int
+	err bool
+}
+
+func (p *fastParser) ws() {
+	for p.i < len(p.d) {
+		switch p.d[p.i] {
+		case ' ', '\t', '\r', '\n':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *fastParser) eat(c byte) bool {
+	if p.i < len(p.d) && p.d[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// end reports whether only white space is left.
+func (p *fastParser) end() bool {
+	p.ws()
+	return p.i == len(p.d)
+}
+
+func (p *fastParser) colon() bool {
+	p.ws()
+	ok := p.eat(':')
+	p.ws()
+	return ok
+}
+
+// next consumes the separator after a member or element: true after a
+// comma (another follows), false after the closing byte (or on error,
+// with p.err set).
+func (p *fastParser) next(closing byte) bool {
+	p.ws()
+	switch {
+	case p.eat(','):
+		p.ws()
+		return true
+	case p.eat(closing):
+		return false
+	}
+	p.err = true
+	return false
+}
+
+// strBytes reads a string without escapes and with valid UTF-8.
+func (p *fastParser) strBytes() ([]byte, bool) {
+	if !p.eat('"') {
+		return nil, false
+	}
+	start := p.i
+	ascii := true
+	for p.i < len(p.d) {
+		c := p.d[p.i]
+		switch {
+		case c == '"':
+			s := p.d[start:p.i]
+			p.i++
+			if !ascii && !utf8.Valid(s) {
+				return nil, false
+			}
+			return s, true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		case c >= 0x80:
+			ascii = false
+		}
+		p.i++
+	}
+	return nil, false
+}
+
+func (p *fastParser) str() (string, bool) {
+	b, ok := p.strBytes()
+	return string(b), ok
+}
+
+// strOrNull reads a string or null ("").
+func (p *fastParser) strOrNull() (string, bool) {
+	if p.null() {
+		return "", true
+	}
+	return p.str()
+}
+
+// null consumes a null literal.
+func (p *fastParser) null() bool {
+	if bytes.HasPrefix(p.d[p.i:], []byte("null")) {
+		p.i += 4
+		return true
+	}
+	return false
+}
+
+// skip consumes any JSON value (strings without escapes only).
+func (p *fastParser) skip(depth int) bool {
+	if p.i >= len(p.d) || depth > 32 {
+		return false
+	}
+	switch c := p.d[p.i]; {
+	case c == '"':
+		_, ok := p.strBytes()
+		return ok
+	case c == '{' || c == '[':
+		closing := byte('}')
+		if c == '[' {
+			closing = ']'
+		}
+		p.i++
+		p.ws()
+		if p.eat(closing) {
+			return true
+		}
+		for {
+			if c == '{' {
+				if _, ok := p.strBytes(); !ok || !p.colon() {
+					return false
+				}
+			}
+			if !p.skip(depth + 1) {
+				return false
+			}
+			if !p.next(closing) {
+				return !p.err
+			}
+		}
+	case c == 't':
+		return p.lit("true")
+	case c == 'f':
+		return p.lit("false")
+	case c == 'n':
+		return p.null()
+	default:
+		_, ok := p.number()
+		return ok
+	}
+}
+
+func (p *fastParser) lit(s string) bool {
+	if bytes.HasPrefix(p.d[p.i:], []byte(s)) {
+		p.i += len(s)
+		return true
+	}
+	return false
+}
+
+// number consumes a JSON number and returns its text.
+func (p *fastParser) number() ([]byte, bool) {
+	start := p.i
+	p.eat('-')
+	digits := func() int {
+		n := 0
+		for p.i < len(p.d) && p.d[p.i] >= '0' && p.d[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.eat('0') {
+		// no more integer digits after a leading zero
+	} else if digits() == 0 {
+		return nil, false
+	}
+	if p.eat('.') && digits() == 0 {
+		return nil, false
+	}
+	if p.eat('e') || p.eat('E') {
+		if !p.eat('+') {
+			p.eat('-')
+		}
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	return p.d[start:p.i], true
+}
+
+// choices reads the choices array (or null) into out.
+func (p *fastParser) choices(out []fastChoice) ([]fastChoice, bool) {
+	if p.null() {
+		return out, true
+	}
+	if !p.eat('[') {
+		return nil, false
+	}
+	p.ws()
+	if p.eat(']') {
+		return out, true
+	}
+	for {
+		if len(out) == cap(out) || !p.eat('{') {
+			return nil, false
+		}
+		var c fastChoice
+		var seen [5]bool
+		p.ws()
+		if !p.eat('}') {
+			for {
+				key, ok := p.str()
+				if !ok || !p.colon() {
+					return nil, false
+				}
+				k := -1
+				switch key {
+				case "index":
+					k = 0
+					n, ok := p.number()
+					if !ok {
+						return nil, false
+					}
+					v, err := strconv.Atoi(string(n))
+					if err != nil {
+						return nil, false
+					}
+					c.index = v
+				case "delta":
+					k = 1
+					if !p.delta(&c) {
+						return nil, false
+					}
+				case "text":
+					k = 2
+					if c.text, ok = p.strOrNull(); !ok {
+						return nil, false
+					}
+				case "finish_reason":
+					k = 3
+					if c.finish, ok = p.strOrNull(); !ok {
+						return nil, false
+					}
+				case "kv_transfer_params":
+					k = 4
+					if !p.null() {
+						return nil, false
+					}
+				default:
+					if foldsTo(key, "index", "delta", "text", "finish_reason", "kv_transfer_params", "message") || !p.skip(0) {
+						return nil, false
+					}
+				}
+				if k >= 0 {
+					if seen[k] {
+						return nil, false
+					}
+					seen[k] = true
+				}
+				if !p.next('}') {
+					if p.err {
+						return nil, false
+					}
+					break
+				}
+			}
+		}
+		out = append(out, c)
+		if !p.next(']') {
+			return out, !p.err
+		}
+	}
+}
+
+// delta reads a choice's delta object (or null).
+func (p *fastParser) delta(c *fastChoice) bool {
+	if p.null() {
+		return true
+	}
+	if !p.eat('{') {
+		return false
+	}
+	p.ws()
+	if p.eat('}') {
+		return true
+	}
+	var seen [3]bool
+	for {
+		key, ok := p.str()
+		if !ok || !p.colon() {
+			return false
+		}
+		var dst *string
+		k := -1
+		switch key {
+		case "content":
+			dst, k = &c.content, 0
+		case "reasoning_content":
+			dst, k = &c.reasoningContent, 1
+		case "reasoning":
+			dst, k = &c.reasoning, 2
+		default:
+			if foldsTo(key, "content", "reasoning_content", "reasoning") || !p.skip(0) {
+				return false
+			}
+		}
+		if k >= 0 {
+			if seen[k] {
+				return false
+			}
+			seen[k] = true
+			if *dst, ok = p.strOrNull(); !ok {
+				return false
+			}
+		}
+		if !p.next('}') {
+			return !p.err
+		}
+	}
+}
+
+// foldsTo reports whether key matches one of names case-insensitively
+// (encoding/json would then fill that field).
+func foldsTo(key string, names ...string) bool {
+	for _, n := range names {
+		if strings.EqualFold(key, n) {
+			return true
+		}
+	}
+	return false
 }
