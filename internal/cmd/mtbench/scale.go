@@ -30,7 +30,7 @@ var goroutineHeader = regexp.MustCompile(`(?m)^goroutine [1-9]\d* [^\n]*\[[^\n]*
 func (b *bench) scale(ctx context.Context, dir string) error {
 	const sec = "scale"
 	n := pick(b, 1000, 10000)
-	window := pick(b, 4*time.Second, 20*time.Second)
+	window := pick(b, 4*time.Second, 12*time.Second)
 	h, err := startSim(sim.Config{TTFTBase: 10 * time.Millisecond, DecodePerToken: 5 * time.Millisecond}, false)
 	if err != nil {
 		return err
