@@ -32,8 +32,8 @@ type bench struct {
 	tokenizer string // tokenizer.json for the tools section ("" = none found)
 	// statsRecords is the size of the mtstats input in a full run.
 	statsRecords int
-	log       io.Writer
-	figs      *figures
+	log          io.Writer
+	figs         *figures
 }
 
 // run is main with injected streams; it returns the exit code.
