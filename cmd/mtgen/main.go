@@ -17,6 +17,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/dist"
 	"github.com/mtkit/mtkit/internal/gen"
 	"github.com/mtkit/mtkit/internal/iox"
 	"github.com/mtkit/mtkit/internal/tokenize"
@@ -28,7 +29,7 @@ const usageText = `mtgen [options]
    count messages (a user message and its answer are two), as in vLLM.
    Flags override the --config file's settings.
 
-` + gen.DistSyntax + `
+` + dist.Syntax + `
 
 Examples:
    mtgen -n 100 --turns uniform:4:10 --input-tokens lognormal:avg=500,median_ratio=0.8,max=2000 \

@@ -50,7 +50,7 @@ before each turn, per user (a think time, not an arrival rate).`
 		&cli.Float64Flag{Name: "rate", Usage: "open loop: new conversations per second"},
 		&cli.StringFlag{Name: "arrival", Value: "poisson", Usage: "open-loop arrivals: poisson or constant"},
 		&cli.IntFlag{Name: "max-concurrency", Usage: "open loop: cap on conversations in progress (0: none)"},
-		&cli.StringFlag{Name: "think-time", Usage: "think time `DIST` before each turn after the first, e.g. constant:2s, exponential:mean=3s, uniform:1s:5s, file (default: the file's think_time_ms)"},
+		&cli.StringFlag{Name: "think-time", Usage: "think time `DIST` before each turn after the first: file (the default: the file's think_time_ms), none, or a distribution such as constant:2s, uniform:1s:5s, exponential:mean=3s, lognormal:average=2s,max=30s"},
 		&cli.Float64Flag{Name: "request-rate", Usage: "vLLM's per-user rate: exponential think time with mean 1/`R` s"},
 		&cli.BoolFlag{Name: "loop", Usage: "recycle conversations (fresh ids) until --duration or --max-requests"},
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/dist"
 )
 
 func jsonl(t *testing.T, convs []*conv.Conversation) []byte {
@@ -25,12 +26,12 @@ func jsonl(t *testing.T, convs []*conv.Conversation) []byte {
 func testConfig(t *testing.T) *Config {
 	cfg := DefaultConfig()
 	cfg.NumConversations = 30
-	cfg.NumTurns = mustDist(t, "uniform:1:9", Count)
-	cfg.InputTokens = mustDist(t, "lognormal:avg=80,median_ratio=0.7,max=400", Count)
-	cfg.OutputTokens = mustDist(t, "zipf:alpha=1.5,max=300", Count)
-	cfg.CommonPrefixTokens = mustDist(t, "constant:60", Count)
-	cfg.PrefixTokens = mustDist(t, "poisson:20", Count)
-	td := mustDist(t, "exponential:mean=2s", Seconds)
+	cfg.NumTurns = mustDist(t, "uniform:1:9", dist.Count)
+	cfg.InputTokens = mustDist(t, "lognormal:avg=80,median_ratio=0.7,max=400", dist.Count)
+	cfg.OutputTokens = mustDist(t, "zipf:alpha=1.5,max=300", dist.Count)
+	cfg.CommonPrefixTokens = mustDist(t, "constant:60", dist.Count)
+	cfg.PrefixTokens = mustDist(t, "poisson:20", dist.Count)
+	td := mustDist(t, "exponential:mean=2s", dist.Seconds)
 	cfg.ThinkTime = &td
 	cfg.Seed = 42
 	return cfg
@@ -119,8 +120,8 @@ func TestDisjointWindows(t *testing.T) {
 	tok := loadTok(t, "o200k_base")
 	cfg := DefaultConfig()
 	cfg.NumConversations = 50
-	cfg.NumTurns = mustDist(t, "constant:6", Count)
-	cfg.InputTokens = mustDist(t, "constant:50", Count)
+	cfg.NumTurns = mustDist(t, "constant:6", dist.Count)
+	cfg.InputTokens = mustDist(t, "constant:50", dist.Count)
 	g, err := New(cfg, tok, "o200k_base")
 	if err != nil {
 		t.Fatal(err)
@@ -155,9 +156,9 @@ func TestSmallCommonPrefix(t *testing.T) {
 	for _, n := range []string{"1", "2", "3"} {
 		cfg := DefaultConfig()
 		cfg.NumConversations = 3
-		cfg.NumTurns = mustDist(t, "constant:2", Count)
-		cfg.InputTokens = mustDist(t, "constant:20", Count)
-		cfg.CommonPrefixTokens = mustDist(t, n, Count)
+		cfg.NumTurns = mustDist(t, "constant:2", dist.Count)
+		cfg.InputTokens = mustDist(t, "constant:20", dist.Count)
+		cfg.CommonPrefixTokens = mustDist(t, n, dist.Count)
 		cfg.PrefixGroups = 1 // the prefix becomes a system message we can check alone
 		for _, c := range generate(t, cfg, tok, 1) {
 			sys := c.Messages[0]
@@ -176,7 +177,7 @@ func TestPrefixGroups(t *testing.T) {
 	tok := loadTok(t, "o200k_base")
 	cfg := testConfig(t)
 	cfg.PrefixGroups = 4
-	cfg.CommonPrefixTokens = mustDist(t, "uniform:100:200", Count)
+	cfg.CommonPrefixTokens = mustDist(t, "uniform:100:200", dist.Count)
 	convs := generate(t, cfg, tok, 2)
 	checkExact(t, convs, tok)
 	sys := map[int]string{}
@@ -213,8 +214,8 @@ func TestCorpusWraps(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.NumConversations = 5
 	cfg.TextFiles = []string{path}
-	cfg.NumTurns = mustDist(t, "constant:4", Count)
-	cfg.InputTokens = mustDist(t, "uniform:5:120", Count)
+	cfg.NumTurns = mustDist(t, "constant:4", dist.Count)
+	cfg.InputTokens = mustDist(t, "uniform:5:120", dist.Count)
 	g, err := New(cfg, tok, "o200k_base")
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/dist"
 )
 
 // countWriter counts conversations and user tokens.
@@ -30,10 +31,10 @@ func BenchmarkGenerate(b *testing.B) {
 			b.ReportAllocs()
 			cfg := DefaultConfig()
 			cfg.NumConversations = 200
-			cfg.NumTurns = mustDist(b, "constant:10", Count)
-			cfg.InputTokens = mustDist(b, "lognormal:average=500,median_ratio=0.8,max=2000", Count)
-			cfg.CommonPrefixTokens = mustDist(b, "constant:1000", Count)
-			cfg.PrefixTokens = mustDist(b, "constant:500", Count)
+			cfg.NumTurns = mustDist(b, "constant:10", dist.Count)
+			cfg.InputTokens = mustDist(b, "lognormal:average=500,median_ratio=0.8,max=2000", dist.Count)
+			cfg.CommonPrefixTokens = mustDist(b, "constant:1000", dist.Count)
+			cfg.PrefixTokens = mustDist(b, "constant:500", dist.Count)
 			var cw countWriter
 			// Encode the corpus once so the benchmark measures generation.
 			g0, err := New(cfg, tok, "o200k_base")

@@ -6,8 +6,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mtkit/mtkit/internal/dist"
 )
 
 // Filetype is the value of the "filetype" field of vLLM's generator config.
@@ -26,20 +29,20 @@ type Config struct {
 	PrintStats bool
 	// NumTurns is the number of messages per conversation, rounded up to
 	// an even number and at least 2.
-	NumTurns Dist
+	NumTurns dist.Dist
 	// CommonPrefixTokens is the size of the prefix shared by all
 	// conversations (sampled once, or once per prefix group).
-	CommonPrefixTokens Dist
+	CommonPrefixTokens dist.Dist
 	// PrefixTokens is the size of each conversation's own prefix.
-	PrefixTokens Dist
+	PrefixTokens dist.Dist
 	// InputTokens is the size of each user message (the first one
 	// includes the prefixes, see docs/mtgen.md).
-	InputTokens Dist
+	InputTokens dist.Dist
 	// OutputTokens is the target length of each assistant answer.
-	OutputTokens Dist
+	OutputTokens dist.Dist
 	// ThinkTime, in seconds, is the pause before each user message but the
 	// first; nil means none (mtkit extension "think_time").
-	ThinkTime *Dist
+	ThinkTime *dist.Dist
 	// PrefixGroups > 0 puts conversation i in group i mod PrefixGroups,
 	// whose shared prefix is a system message (mtkit extension
 	// "prefix_groups"); 0 puts the common prefix at the start of each first
@@ -53,8 +56,8 @@ type Config struct {
 // vLLM's example generate_multi_turn.json without its prefixes, and 100
 // conversations.
 func DefaultConfig() *Config {
-	must := func(s string) Dist {
-		d, err := ParseDist(s, Count)
+	must := func(s string) dist.Dist {
+		d, err := dist.Parse(s, dist.Count)
 		if err != nil {
 			panic(err) // constant specs, covered by tests
 		}
@@ -125,7 +128,7 @@ func (cp *configParser) object(n *jnode, path string, allowed []string, fn func(
 	}
 	for i, k := range n.keys {
 		kp := join(path, k)
-		if !contains(allowed, k) {
+		if !slices.Contains(allowed, k) {
 			return cp.errf(n.koffs[i], kp, "unknown field")
 		}
 		if err := fn(k, n.koffs[i], n.vals[i]); err != nil {
@@ -183,7 +186,7 @@ func (cp *configParser) top(root *jnode, cfg *Config, dir string) error {
 			return cp.promptInput(v, cfg)
 		case "prompt_output":
 			return cp.object(v, k, []string{"num_tokens"}, func(k2 string, _ int64, v2 *jnode) error {
-				d, err := cp.dist(v2, join(k, k2), Count)
+				d, err := cp.dist(v2, join(k, k2), dist.Count)
 				cfg.OutputTokens = d
 				return err
 			})
@@ -196,7 +199,7 @@ func (cp *configParser) top(root *jnode, cfg *Config, dir string) error {
 			cfg.PrefixGroups = int(n)
 			return err
 		case "think_time":
-			d, err := cp.dist(v, k, Seconds)
+			d, err := cp.dist(v, k, dist.Seconds)
 			cfg.ThinkTime = &d
 			return err
 		}
@@ -219,7 +222,7 @@ func (cp *configParser) promptInput(v *jnode, cfg *Config) error {
 	err := cp.object(v, path, []string{"num_turns", "common_prefix_num_tokens", "prefix_num_tokens", "num_tokens"},
 		func(k string, _ int64, v2 *jnode) error {
 			seen[k] = true
-			d, err := cp.dist(v2, join(path, k), Count)
+			d, err := cp.dist(v2, join(path, k), dist.Count)
 			switch k {
 			case "num_turns":
 				cfg.NumTurns = d
@@ -264,65 +267,65 @@ func (cp *configParser) integer(v *jnode, path string, lo, hi int64) (int64, err
 
 // dist reads a distribution object such as {"distribution": "uniform",
 // "min": 12, "max": 18}.
-func (cp *configParser) dist(v *jnode, path string, unit Unit) (Dist, error) {
+func (cp *configParser) dist(v *jnode, path string, unit dist.Unit) (dist.Dist, error) {
 	if v.kind != 'o' {
-		return Dist{}, cp.errf(v.off, path, "must be an object with a \"distribution\" field, not %s", v.kindName())
+		return dist.Dist{}, cp.errf(v.off, path, "must be an object with a \"distribution\" field, not %s", v.kindName())
 	}
 	var (
-		kind    Kind
+		kind    dist.Kind
 		kindOff int64 = -1
-		params  []param
+		params  []dist.Param
 		offs    = map[string]int64{}
 	)
 	for i, k := range v.keys {
 		val, koff := v.vals[i], v.koffs[i]
 		if k == "distribution" {
 			if val.kind != 's' {
-				return Dist{}, cp.errf(val.off, join(path, k), "must be a string")
+				return dist.Dist{}, cp.errf(val.off, join(path, k), "must be a string")
 			}
-			kind, kindOff = Kind(strings.ToLower(val.str)), val.off
+			kind, kindOff = dist.Kind(strings.ToLower(val.str)), val.off
 			continue
 		}
 		offs[k] = koff
-		var p param
+		var p dist.Param
 		switch {
 		case val.kind == 'z':
-			p.null = true
+			p.Null = true
 		case val.kind == 'n':
 			f, err := strconv.ParseFloat(val.str, 64)
 			if err != nil {
-				return Dist{}, cp.errf(val.off, join(path, k), "%s is not a finite number", val.str)
+				return dist.Dist{}, cp.errf(val.off, join(path, k), "%s is not a finite number", val.str)
 			}
-			p.val, p.isInt = f, unit == Count && !strings.ContainsAny(val.str, ".eE")
-		case val.kind == 's' && unit == Seconds:
-			q, err := parseValue(val.str, unit)
+			p.Val, p.IsInt = f, unit == dist.Count && !strings.ContainsAny(val.str, ".eE")
+		case val.kind == 's' && unit == dist.Seconds:
+			q, err := dist.ParseValue(val.str, unit)
 			if err != nil {
-				return Dist{}, cp.errf(val.off, join(path, k), "%v", err)
+				return dist.Dist{}, cp.errf(val.off, join(path, k), "%v", err)
 			}
 			p = q
 		default:
-			return Dist{}, cp.errf(val.off, join(path, k), "must be a number, not %s", val.kindName())
+			return dist.Dist{}, cp.errf(val.off, join(path, k), "must be a number, not %s", val.kindName())
 		}
-		p.key = k
+		p.Key = k
 		params = append(params, p)
 	}
 	if kindOff < 0 {
-		return Dist{}, cp.errf(v.off, join(path, "distribution"), "missing")
+		return dist.Dist{}, cp.errf(v.off, join(path, "distribution"), "missing")
 	}
-	d, err := buildDist(kind, params)
+	d, err := dist.Build(kind, params)
 	if err != nil {
-		var pe *paramError
+		var pe *dist.ParamError
 		if errors.As(err, &pe) {
 			if pe.Key == "" {
-				return Dist{}, cp.errf(kindOff, path, "%s", pe.Msg)
+				return dist.Dist{}, cp.errf(kindOff, path, "%s", pe.Msg)
 			}
 			off, ok := offs[pe.Key]
 			if !ok {
 				off = v.off
 			}
-			return Dist{}, cp.errf(off, join(path, pe.Key), "%s", pe.Msg)
+			return dist.Dist{}, cp.errf(off, join(path, pe.Key), "%s", pe.Msg)
 		}
-		return Dist{}, cp.errf(v.off, path, "%v", err)
+		return dist.Dist{}, cp.errf(v.off, path, "%v", err)
 	}
 	return d, nil
 }

@@ -23,6 +23,7 @@ import (
 	"sync"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/dist"
 )
 
 // Writer receives the conversations in order; *conv.Writer is one.
@@ -166,9 +167,9 @@ func New(cfg *Config, tok Tokenizer, tokName string) (*Generator, error) {
 	return g, nil
 }
 
-func sampleCount(d *Dist, r *rand.Rand, what string, limit int64) (int, error) {
+func sampleCount(d *dist.Dist, r *rand.Rand, what string, limit int64) (int, error) {
 	x := d.Sample(r)
-	n := countOf(x)
+	n := dist.CountOf(x)
 	if n > limit {
 		return 0, fmt.Errorf("%s: sampled %s, more than the limit %d; give the distribution a max", what, strconv.FormatFloat(x, 'g', 6, 64), limit)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/dist"
 	"github.com/mtkit/mtkit/internal/tokenize"
 )
 
@@ -30,9 +31,9 @@ func loadTok(t testing.TB, spec string) tokenize.Tokenizer {
 	return tok
 }
 
-func mustDist(t testing.TB, spec string, unit Unit) Dist {
+func mustDist(t testing.TB, spec string, unit dist.Unit) dist.Dist {
 	t.Helper()
-	d, err := ParseDist(spec, unit)
+	d, err := dist.Parse(spec, unit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +97,10 @@ func TestTokenExactO200k(t *testing.T) {
 	tok := loadTok(t, "o200k_base")
 	cfg := DefaultConfig()
 	cfg.NumConversations = 40
-	cfg.NumTurns = mustDist(t, "uniform:2:8", Count)
-	cfg.InputTokens = mustDist(t, "lognormal:average=300,median_ratio=0.6,max=2000", Count)
-	cfg.CommonPrefixTokens = mustDist(t, "constant:700", Count)
-	cfg.PrefixTokens = mustDist(t, "uniform:0:400", Count)
+	cfg.NumTurns = mustDist(t, "uniform:2:8", dist.Count)
+	cfg.InputTokens = mustDist(t, "lognormal:average=300,median_ratio=0.6,max=2000", dist.Count)
+	cfg.CommonPrefixTokens = mustDist(t, "constant:700", dist.Count)
+	cfg.PrefixTokens = mustDist(t, "uniform:0:400", dist.Count)
 	convs := generate(t, cfg, tok, 2)
 	checkExact(t, convs, tok)
 	// The common prefix is byte-identical at the start of every first
@@ -151,10 +152,10 @@ func TestTokenExactQwen3(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.NumConversations = 12
-	cfg.NumTurns = mustDist(t, "uniform:2:6", Count)
-	cfg.InputTokens = mustDist(t, "uniform:1:600", Count)
-	cfg.CommonPrefixTokens = mustDist(t, "constant:300", Count)
-	cfg.PrefixTokens = mustDist(t, "uniform:0:200", Count)
+	cfg.NumTurns = mustDist(t, "uniform:2:6", dist.Count)
+	cfg.InputTokens = mustDist(t, "uniform:1:600", dist.Count)
+	cfg.CommonPrefixTokens = mustDist(t, "constant:300", dist.Count)
+	cfg.PrefixTokens = mustDist(t, "uniform:0:200", dist.Count)
 	cfg.PrefixGroups = 3
 	checkExact(t, generate(t, cfg, tok, 2), tok)
 }

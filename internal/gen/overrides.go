@@ -3,6 +3,8 @@ package gen
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mtkit/mtkit/internal/dist"
 )
 
 // ErrFlag is wrapped by the errors of Apply: a bad command-line value.
@@ -45,7 +47,7 @@ func (c *Config) Apply(o Overrides) error {
 	}
 	for _, f := range []struct {
 		flag, spec string
-		dst        *Dist
+		dst        *dist.Dist
 	}{
 		{"--turns", o.Turns, &c.NumTurns},
 		{"--input-tokens", o.InputTokens, &c.InputTokens},
@@ -56,14 +58,14 @@ func (c *Config) Apply(o Overrides) error {
 		if f.spec == "" {
 			continue
 		}
-		d, err := ParseDist(f.spec, Count)
+		d, err := dist.Parse(f.spec, dist.Count)
 		if err != nil {
 			return flagErr("%s: %v", f.flag, err)
 		}
 		*f.dst = d
 	}
 	if o.ThinkTime != "" {
-		d, err := ParseDist(o.ThinkTime, Seconds)
+		d, err := dist.Parse(o.ThinkTime, dist.Seconds)
 		if err != nil {
 			return flagErr("--think-time: %v", err)
 		}

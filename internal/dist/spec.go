@@ -1,4 +1,4 @@
-package gen
+package dist
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 )
 
 // Unit says what a distribution's values measure, which decides how
-// ParseDist reads its numbers.
+// Parse reads its numbers.
 type Unit int
 
 const (
@@ -21,9 +21,9 @@ const (
 	Seconds
 )
 
-// DistSyntax documents the flag syntax of distributions (shown in --help
+// Syntax documents the flag syntax of distributions (shown in --help
 // and docs/mtgen.md).
-const DistSyntax = `A distribution is written NAME:ARGS, with ARGS either positional
+const Syntax = `A distribution is written NAME:ARGS, with ARGS either positional
 (colon-separated) or key=value pairs (comma-separated); a bare number N
 means constant:N.
   constant:V                 always V                      (key: value)
@@ -60,26 +60,26 @@ var kindAliases = map[string]Kind{
 	"exponential": Exponential, "exp": Exponential,
 }
 
-// ParseDist parses a distribution in the flag syntax (see DistSyntax), e.g.
+// Parse parses a distribution in the flag syntax (see Syntax), e.g.
 // "uniform:4:10", "lognormal:avg=500,median_ratio=0.8,max=2000",
 // "exponential:mean=2s" (with unit Seconds) or "100".
-func ParseDist(spec string, unit Unit) (Dist, error) {
+func Parse(spec string, unit Unit) (Dist, error) {
 	s := strings.TrimSpace(spec)
 	if s == "" {
 		return Dist{}, errors.New("empty distribution (want e.g. constant:100 or uniform:4:10)")
 	}
 	name, args, hasArgs := strings.Cut(s, ":")
 	if !hasArgs {
-		if _, err := parseValue(s, unit); err == nil {
+		if _, err := ParseValue(s, unit); err == nil {
 			name, args = "constant", s
 		}
 	}
 	kind, ok := kindAliases[strings.ToLower(strings.TrimSpace(name))]
 	if !ok {
-		_, err := buildDist(Kind(name), nil)
+		_, err := Build(Kind(name), nil)
 		return Dist{}, fmt.Errorf("%q: %w", s, err)
 	}
-	var params []param
+	var params []Param
 	if strings.Contains(args, "=") {
 		for _, kv := range strings.Split(args, ",") {
 			k, v, ok := strings.Cut(kv, "=")
@@ -90,11 +90,11 @@ func ParseDist(spec string, unit Unit) (Dist, error) {
 			if k == "avg" {
 				k = "average"
 			}
-			p, err := parseValue(v, unit)
+			p, err := ParseValue(v, unit)
 			if err != nil {
 				return Dist{}, fmt.Errorf("%q: %s: %w", s, k, err)
 			}
-			p.key = k
+			p.Key = k
 			params = append(params, p)
 		}
 	} else if strings.TrimSpace(args) != "" {
@@ -104,41 +104,41 @@ func ParseDist(spec string, unit Unit) (Dist, error) {
 			return Dist{}, fmt.Errorf("%q: %s takes at most %d positional values (%s)", s, kind, len(names), strings.Join(names, ":"))
 		}
 		for i, v := range vals {
-			p, err := parseValue(v, unit)
+			p, err := ParseValue(v, unit)
 			if err != nil {
 				return Dist{}, fmt.Errorf("%q: %s: %w", s, names[i], err)
 			}
-			p.key = names[i]
+			p.Key = names[i]
 			params = append(params, p)
 		}
 	}
-	d, err := buildDist(kind, params)
+	d, err := Build(kind, params)
 	if err != nil {
 		return Dist{}, fmt.Errorf("%q: %w", s, err)
 	}
 	return d, nil
 }
 
-// parseValue reads one number; with unit Seconds it may carry a duration
+// ParseValue reads one number; with unit Seconds it may carry a duration
 // unit, and is returned in seconds.
-func parseValue(v string, unit Unit) (param, error) {
+func ParseValue(v string, unit Unit) (Param, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return param{}, errors.New("empty value")
+		return Param{}, errors.New("empty value")
 	}
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return param{}, fmt.Errorf("%q is not a finite number", v)
+			return Param{}, fmt.Errorf("%q is not a finite number", v)
 		}
 		// Durations are continuous: uniform:1:3 of seconds is not 1, 2 or 3.
-		return param{val: f, isInt: unit == Count && !strings.ContainsAny(v, ".eEnNiI")}, nil
+		return Param{Val: f, IsInt: unit == Count && !strings.ContainsAny(v, ".eEnNiI")}, nil
 	}
 	if unit == Seconds {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			return param{}, fmt.Errorf("%q is not a number or a duration (e.g. 2s, 250ms)", v)
+			return Param{}, fmt.Errorf("%q is not a number or a duration (e.g. 2s, 250ms)", v)
 		}
-		return param{val: d.Seconds()}, nil
+		return Param{Val: d.Seconds()}, nil
 	}
-	return param{}, fmt.Errorf("%q is not a number", v)
+	return Param{}, fmt.Errorf("%q is not a number", v)
 }

@@ -1,4 +1,4 @@
-package gen
+package dist
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ const defaultMedianRatio = 0.85
 const maxPoissonAlpha = 1e9
 
 // Dist is a random distribution of non-negative values: token counts, turn
-// counts or think times (in seconds). Build one with ParseDist or from a
+// counts or think times (in seconds). Build one with Parse or from a
 // config file; the zero Dist is invalid. A Dist is immutable once built and
 // safe for concurrent use; the randomness comes from the *rand.Rand passed
 // to Sample.
@@ -194,22 +194,22 @@ var kindParams = map[Kind][]string{
 // kinds lists the kinds in documentation order.
 var kinds = []Kind{Constant, Uniform, Lognormal, Zipf, Poisson, Exponential}
 
-// param is one parameter of a distribution as written by the user.
-type param struct {
-	key   string
-	val   float64
-	isInt bool // written as an integer (no '.', exponent or unit)
-	null  bool // JSON null: same as absent (vLLM treats "max": null as no max)
+// Param is one parameter of a distribution as written by the user.
+type Param struct {
+	Key   string
+	Val   float64
+	IsInt bool // written as an integer (no '.', exponent or unit)
+	Null  bool // JSON null: same as absent (vLLM treats "max": null as no max)
 }
 
-// paramError is a problem with one parameter (Key) or with the whole
+// ParamError is a problem with one parameter (Key) or with the whole
 // distribution (Key == "").
-type paramError struct {
+type ParamError struct {
 	Key string
 	Msg string
 }
 
-func (e *paramError) Error() string {
+func (e *ParamError) Error() string {
 	if e.Key == "" {
 		return e.Msg
 	}
@@ -217,13 +217,13 @@ func (e *paramError) Error() string {
 }
 
 func perr(key, format string, args ...any) error {
-	return &paramError{Key: key, Msg: fmt.Sprintf(format, args...)}
+	return &ParamError{Key: key, Msg: fmt.Sprintf(format, args...)}
 }
 
-// buildDist validates the parameters of a kind and returns the Dist. It is
+// Build validates the parameters of a kind and returns the Dist. It is
 // shared by the flag syntax and the config file so both accept exactly the
 // same distributions.
-func buildDist(kind Kind, params []param) (Dist, error) {
+func Build(kind Kind, params []Param) (Dist, error) {
 	allowed, ok := kindParams[kind]
 	if !ok {
 		names := make([]string, len(kinds))
@@ -232,22 +232,22 @@ func buildDist(kind Kind, params []param) (Dist, error) {
 		}
 		return Dist{}, perr("", "unknown distribution %q (want %s)", kind, strings.Join(names, ", "))
 	}
-	got := map[string]param{}
+	got := map[string]Param{}
 	for _, p := range params {
-		if !contains(allowed, p.key) {
-			return Dist{}, perr(p.key, "unknown field (%s takes %s)", kind, strings.Join(allowed, ", "))
+		if !contains(allowed, p.Key) {
+			return Dist{}, perr(p.Key, "unknown field (%s takes %s)", kind, strings.Join(allowed, ", "))
 		}
-		if _, dup := got[p.key]; dup {
-			return Dist{}, perr(p.key, "given twice")
+		if _, dup := got[p.Key]; dup {
+			return Dist{}, perr(p.Key, "given twice")
 		}
-		if !p.null && (math.IsNaN(p.val) || math.IsInf(p.val, 0)) {
-			return Dist{}, perr(p.key, "must be a finite number")
+		if !p.Null && (math.IsNaN(p.Val) || math.IsInf(p.Val, 0)) {
+			return Dist{}, perr(p.Key, "must be a finite number")
 		}
-		if !p.null {
-			got[p.key] = p
+		if !p.Null {
+			got[p.Key] = p
 		}
 	}
-	need := func(key string) (param, error) {
+	need := func(key string) (Param, error) {
 		p, ok := got[key]
 		if !ok {
 			return p, perr(key, "missing (%s needs it)", kind)
@@ -259,10 +259,10 @@ func buildDist(kind Kind, params []param) (Dist, error) {
 		if !ok {
 			return 0, nil
 		}
-		if p.val < 0 {
-			return 0, perr(key, "%g is negative", p.val)
+		if p.Val < 0 {
+			return 0, perr(key, "%g is negative", p.Val)
 		}
-		return p.val, nil
+		return p.Val, nil
 	}
 	d := Dist{Kind: kind}
 	var err error
@@ -277,10 +277,10 @@ func buildDist(kind Kind, params []param) (Dist, error) {
 		if err != nil {
 			return Dist{}, err
 		}
-		if p.val < 0 {
-			return Dist{}, perr("value", "%g is negative", p.val)
+		if p.Val < 0 {
+			return Dist{}, perr("value", "%g is negative", p.Val)
 		}
-		d.Value = p.val
+		d.Value = p.Val
 	case Uniform:
 		lo, err := need("min")
 		if err != nil {
@@ -290,15 +290,15 @@ func buildDist(kind Kind, params []param) (Dist, error) {
 		if err != nil {
 			return Dist{}, err
 		}
-		if lo.val < 0 {
-			return Dist{}, perr("min", "%g is negative", lo.val)
+		if lo.Val < 0 {
+			return Dist{}, perr("min", "%g is negative", lo.Val)
 		}
-		if hi.val < lo.val {
-			return Dist{}, perr("max", "%g is less than min %g", hi.val, lo.val)
+		if hi.Val < lo.Val {
+			return Dist{}, perr("max", "%g is less than min %g", hi.Val, lo.Val)
 		}
-		d.Min, d.Max, d.Integer = lo.val, hi.val, lo.isInt && hi.isInt
-		if d.Integer && hi.val > 1<<53 {
-			return Dist{}, perr("max", "%g is too large", hi.val)
+		d.Min, d.Max, d.Integer = lo.Val, hi.Val, lo.IsInt && hi.IsInt
+		if d.Integer && hi.Val > 1<<53 {
+			return Dist{}, perr("max", "%g is too large", hi.Val)
 		}
 	case Lognormal:
 		if avg, ok := got["average"]; ok {
@@ -308,15 +308,15 @@ func buildDist(kind Kind, params []param) (Dist, error) {
 			if _, ok := got["sigma"]; ok {
 				return Dist{}, perr("sigma", "cannot be combined with average (give average and median_ratio, or mean and sigma)")
 			}
-			if avg.val <= 0 {
-				return Dist{}, perr("average", "must be positive, got %g", avg.val)
+			if avg.Val <= 0 {
+				return Dist{}, perr("average", "must be positive, got %g", avg.Val)
 			}
-			d.Average, d.MedianRatio = avg.val, defaultMedianRatio
+			d.Average, d.MedianRatio = avg.Val, defaultMedianRatio
 			if r, ok := got["median_ratio"]; ok {
-				if r.val <= 0 || r.val >= 1 {
-					return Dist{}, perr("median_ratio", "must be in (0, 1), got %g", r.val)
+				if r.Val <= 0 || r.Val >= 1 {
+					return Dist{}, perr("median_ratio", "must be in (0, 1), got %g", r.Val)
 				}
-				d.MedianRatio = r.val
+				d.MedianRatio = r.Val
 			}
 			d.mu = plog(float64(d.Average * d.MedianRatio))
 			d.sigma = math.Sqrt(float64(-2 * plog(d.MedianRatio)))
@@ -333,41 +333,41 @@ func buildDist(kind Kind, params []param) (Dist, error) {
 		if err != nil {
 			return Dist{}, err
 		}
-		if sg.val < 0 {
-			return Dist{}, perr("sigma", "%g is negative", sg.val)
+		if sg.Val < 0 {
+			return Dist{}, perr("sigma", "%g is negative", sg.Val)
 		}
-		if mu.val > 700 {
-			return Dist{}, perr("mean", "%g is too large (samples would overflow)", mu.val)
+		if mu.Val > 700 {
+			return Dist{}, perr("mean", "%g is too large (samples would overflow)", mu.Val)
 		}
-		d.Mu, d.Sigma, d.mu, d.sigma = mu.val, sg.val, mu.val, sg.val
+		d.Mu, d.Sigma, d.mu, d.sigma = mu.Val, sg.Val, mu.Val, sg.Val
 	case Zipf:
 		a, err := need("alpha")
 		if err != nil {
 			return Dist{}, err
 		}
-		if a.val <= 1 {
-			return Dist{}, perr("alpha", "must be greater than 1, got %g", a.val)
+		if a.Val <= 1 {
+			return Dist{}, perr("alpha", "must be greater than 1, got %g", a.Val)
 		}
-		d.Alpha = a.val
+		d.Alpha = a.Val
 	case Poisson:
 		a, err := need("alpha")
 		if err != nil {
 			return Dist{}, err
 		}
-		if a.val < 0 || a.val > maxPoissonAlpha {
-			return Dist{}, perr("alpha", "must be in [0, %g], got %g", float64(maxPoissonAlpha), a.val)
+		if a.Val < 0 || a.Val > maxPoissonAlpha {
+			return Dist{}, perr("alpha", "must be in [0, %g], got %g", float64(maxPoissonAlpha), a.Val)
 		}
-		d.Alpha = a.val
-		d.lo, d.cdf = poissonTable(a.val)
+		d.Alpha = a.Val
+		d.lo, d.cdf = poissonTable(a.Val)
 	case Exponential:
 		m, err := need("mean")
 		if err != nil {
 			return Dist{}, err
 		}
-		if m.val <= 0 {
-			return Dist{}, perr("mean", "must be positive, got %g", m.val)
+		if m.Val <= 0 {
+			return Dist{}, perr("mean", "must be positive, got %g", m.Val)
 		}
-		d.Mean = m.val
+		d.Mean = m.Val
 	}
 	return d, nil
 }
@@ -381,7 +381,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// String returns the distribution in the flag syntax; ParseDist of the
+// String returns the distribution in the flag syntax; Parse of the
 // result gives the same distribution.
 func (d Dist) String() string {
 	var b strings.Builder
@@ -439,9 +439,9 @@ func fmtFloat(v float64) string {
 	return s
 }
 
-// countOf converts a sampled value to a count: rounded half to even (as
+// CountOf converts a sampled value to a count: rounded half to even (as
 // numpy's round), never negative.
-func countOf(x float64) int64 {
+func CountOf(x float64) int64 {
 	x = math.RoundToEven(x)
 	if x < 0 {
 		return 0
