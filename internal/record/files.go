@@ -122,11 +122,9 @@ func (f *Files) open(in Input) error {
 		if err != nil {
 			return fmt.Errorf("stdin: %w", err)
 		}
-		if p, ok := r.(interface{ Peek(int) ([]byte, error) }); ok {
-			if head, _ := p.Peek(4); iox.Sniff(head) == iox.FormatParquet {
-				release()
-				return errors.New("stdin: Parquet cannot be read from a pipe (it needs random access); pass the file name")
-			}
+		if isParquet(r) {
+			release()
+			return errors.New("stdin: Parquet cannot be read from a pipe (it needs random access); pass the file name")
 		}
 		f.dec = NewJSONDecoder(r, "stdin")
 		f.closer = func() error { release(); return nil }
@@ -159,6 +157,11 @@ func (f *Files) open(in Input) error {
 		fh.Close()
 		return fmt.Errorf("%s: %w", in.Path, err)
 	}
+	if isParquet(r) {
+		release()
+		fh.Close()
+		return fmt.Errorf("%s: compressed Parquet: decompress it first (Parquet compresses its own pages)", in.Path)
+	}
 	f.dec = NewJSONDecoder(r, in.Path)
 	f.closer = func() error { release(); return fh.Close() }
 	return nil
@@ -185,4 +188,14 @@ func (f *Files) Close() error {
 	}
 	f.dec = nil
 	return f.closer()
+}
+
+// isParquet peeks at the start of a decompressed stream.
+func isParquet(r io.Reader) bool {
+	p, ok := r.(interface{ Peek(int) ([]byte, error) })
+	if !ok {
+		return false
+	}
+	head, _ := p.Peek(4)
+	return iox.Sniff(head) == iox.FormatParquet
 }

@@ -109,6 +109,7 @@ func TestFilesFatal(t *testing.T) {
 		{"parquet stdin", nil, mustOpen(t, pq), "stdin: Parquet cannot be read from a pipe"},
 		{"no stdin", []string{"-"}, nil, "stdin: not available"},
 		{"bad gzip", []string{writeFile(t, "b.gz", []byte{0x1f, 0x8b, 0, 0})}, nil, "gzip"},
+		{"gzipped parquet", []string{writeFile(t, "x.parquet.gz", gz(t, encodeParquet(t, genRecords(1, 3))))}, nil, "compressed Parquet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -181,4 +182,21 @@ func TestParseInput(t *testing.T) {
 			t.Errorf("ParseInput(%q) = %+v", tc.in, got)
 		}
 	}
+}
+
+// FuzzParquetDecoder checks that a damaged Parquet file gives errors, not
+// panics.
+func FuzzParquetDecoder(f *testing.F) {
+	data := encodeParquet(f, genRecords(31, 20))
+	f.Add(data)
+	f.Add(data[:len(data)/2])
+	f.Add([]byte("PAR1PAR1"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		dec, err := NewParquetDecoder(bytes.NewReader(in), int64(len(in)), "fuzz")
+		if err != nil {
+			return
+		}
+		for n := 0; dec.Scan() && n < 1000; n++ {
+		}
+	})
 }
