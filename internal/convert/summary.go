@@ -66,6 +66,9 @@ func (s *Summary) Write(w io.Writer) error {
 			formats = append(formats, fmt.Sprintf("%s %d", f, n))
 		}
 	}
+	if len(formats) == 0 {
+		formats = append(formats, "no records")
+	}
 	fmt.Fprintf(tw, "inputs\t%d (%s), %.1f MB\n", s.Inputs, strings.Join(formats, ", "), float64(s.Bytes)/1e6)
 	fmt.Fprintf(tw, "records\t%d read, %d malformed, %d duplicate parts\n", s.Records, s.Malformed, s.DuplicateParts)
 	fmt.Fprintf(tw, "conversations\t%d after merging parts: %d written, %d dropped\n", s.Conversations, s.Written, s.DroppedTotal())

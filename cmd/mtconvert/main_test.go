@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/command"
+)
+
+var update = flag.Bool("update", false, "update the golden files in testdata")
+
+const quirks = "../../internal/convert/testdata/sharegpt_quirks.jsonl"
+
+// golden runs mtconvert with args and stdin and compares its stdout and
+// stderr with testdata/NAME.stdout and NAME.stderr (perf's benchstat
+// pattern); on a mismatch it writes NAME.got-stdout/-stderr and shows a diff.
+func golden(t *testing.T, name, stdin string, wantCode int, args ...string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), append([]string{"mtconvert"}, args...),
+		command.Streams{In: strings.NewReader(stdin), Out: &out, Err: &errOut})
+	if code != wantCode {
+		t.Errorf("exit code %d, want %d; stderr:\n%s", code, wantCode, errOut.String())
+	}
+	check := func(suffix string, got []byte) {
+		path := filepath.Join("testdata", name+"."+suffix)
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test -update)", err)
+		}
+		if !bytes.Equal(got, want) {
+			gotPath := filepath.Join("testdata", name+".got-"+suffix)
+			os.WriteFile(gotPath, got, 0o644)
+			diff, _ := exec.Command("diff", "-Nu", path, gotPath).CombinedOutput()
+			t.Errorf("%s differs:\n%s", path, diff)
+		} else {
+			os.Remove(filepath.Join("testdata", name+".got-"+suffix))
+		}
+	}
+	check("stdout", out.Bytes())
+	check("stderr", errOut.Bytes())
+}
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	sg := `{"id":"b_1","conversations":[{"from":"human","value":"second part"},{"from":"gpt","value":"answer 2"}]}
+{"id":"b_0","conversations":[{"from":"gpt","value":"hello!"},{"from":"human","value":"first"},{"from":"gpt","value":"answer 1"}]}
+{"id":"c","conversations":[{"from":"human","value":"héllo"},{"from":"human","value":"again"},{"from":"chatgpt","value":"ok"}]}
+{"id":"d","conversations":[{"from":"robot","value":"?"}]}
+{"id":"e","conversations":[{"from":"bard","value":"only me"}]}
+`
+	for _, tc := range []struct {
+		name, stdin string
+		code        int
+		args        []string
+	}{
+		{"help", "", 0, []string{"--help"}},
+		{"quirks", "", 0, []string{quirks}},
+		{"quirks_filtered", "", 0, []string{"--ascii-only", "--min-turns", "4", "--max-turns", "6", "--max-content-len", "3000",
+			"--tokenizer", "o200k_base", "--system", "drop", "--max-items", "3", "--seed", "7", quirks}},
+		{"stdin_sharegpt", sg, 0, nil},
+		{"stdin_strict", sg, 1, []string{"--strict", "-"}},
+		{"stdin_drop", sg, 0, []string{"--alternation", "drop", "--parts", "none", "-q"}},
+		{"openai", `{"messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"q"}]},{"role":"assistant","content":"a"},{"role":"user","content":"q2"}]}` + "\n", 0, []string{"--from", "openai"}},
+		{"vllm", `[{"id":"v1","messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}]`, 0, nil},
+		{"bad_flag", "", 2, []string{"--nope"}},
+		{"bad_parts", "", 2, []string{"--parts", "some"}},
+		{"bad_range", "", 2, []string{"--min-turns", "5", "--max-turns", "2"}},
+		{"bad_tokenizer", "", 2, []string{"--tokenizer", "no/such/tokenizer.json"}},
+		{"missing_file", "", 1, []string{"no-such-file.json"}},
+		{"not_json", "hello\n", 0, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			golden(t, tc.name, tc.stdin, tc.code, tc.args...)
+		})
+	}
+}
+
+func TestOutputFileCompressed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"out.jsonl.gz", "out.jsonl.zst"} {
+		path := filepath.Join(dir, name)
+		var errOut bytes.Buffer
+		code := run(context.Background(), []string{"mtconvert", "-q", "-o", path, quirks}, command.Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &errOut})
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut.String())
+		}
+		// Converting the compressed output again must give the same
+		// conversations (the conversation JSONL is read as OpenAI-shaped).
+		var out bytes.Buffer
+		code = run(context.Background(), []string{"mtconvert", "-q", "--from", "openai", path}, command.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+		if code != 0 || strings.Count(out.String(), "\n") != 10 {
+			t.Errorf("%s: exit %d, %d lines: %s", name, code, strings.Count(out.String(), "\n"), errOut.String())
+		}
+	}
+}
+
+func TestInterrupt(t *testing.T) {
+	t.Parallel()
+	pr, pw := io.Pipe()
+	sig := make(chan os.Signal, 1)
+	var out, errOut bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- run(context.Background(), []string{"mtconvert"}, command.Streams{In: pr, Out: &out, Err: &errOut, Signals: sig})
+	}()
+	rec := `{"id":"a","conversations":[{"from":"human","value":"q"}]}` + "\n"
+	io.WriteString(pw, rec)
+	sig <- os.Interrupt
+	time.Sleep(200 * time.Millisecond) // let the signal cancel the run
+	io.WriteString(pw, rec)
+	pw.Close()
+	if code := <-done; code != command.ExitInterrupted {
+		t.Errorf("exit %d, want %d: %s", code, command.ExitInterrupted, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "interrupted") || !strings.Contains(errOut.String(), "records ") {
+		t.Errorf("stderr:\n%s", errOut.String())
+	}
+}
