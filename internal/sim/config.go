@@ -49,9 +49,10 @@ type Config struct {
 	// MaxRunning caps the sequences (choices) running at once; requests
 	// beyond it wait in a FIFO queue. 0 means no cap.
 	MaxRunning int
-	// Precise makes waits shorter than a millisecond accurate by sleeping
-	// on a timer until about 50µs before the deadline and spinning for the
-	// rest (costs CPU).
+	// Precise makes waits accurate to tens of microseconds: Go's idle
+	// timers have millisecond granularity, so the last 1.5ms before each
+	// deadline is slept in nanosleep (blocking an OS thread per stream)
+	// and the last 80µs spun.
 	Precise bool
 
 	// CacheTokens is the prefix-cache capacity in tokens (0 = no cache).
@@ -206,7 +207,7 @@ var specKeys = []specKey{
 	{"decode", "time per output token with one running sequence (duration)", durKey(func(c *Config) *time.Duration { return &c.DecodePerToken }), durGet(func(c *Config) time.Duration { return c.DecodePerToken })},
 	{"slowdown", "fractional decode slowdown per extra running sequence", floatKey(func(c *Config) *float64 { return &c.DecodeSlowdownPerSeq }), floatGet(func(c *Config) float64 { return c.DecodeSlowdownPerSeq })},
 	{"max-running", "cap on running sequences, beyond it requests queue (0 = none)", intKey(func(c *Config) *int { return &c.MaxRunning }), intGet(func(c *Config) int { return c.MaxRunning })},
-	{"precise", "spin the last ~50µs of each wait for sub-ms accuracy (bool)", boolKey(func(c *Config) *bool { return &c.Precise }), func(c *Config) string { return boolGet(c.Precise) }},
+	{"precise", "nanosleep+spin the last 1.5ms of each wait for µs accuracy (bool)", boolKey(func(c *Config) *bool { return &c.Precise }), func(c *Config) string { return boolGet(c.Precise) }},
 	{"cache", "prefix-cache capacity in tokens (0 = no cache)", intKey(func(c *Config) *int { return &c.CacheTokens }), intGet(func(c *Config) int { return c.CacheTokens })},
 	{"block", "tokens per cache block (default 16)", intKey(func(c *Config) *int { return &c.BlockSize }), intGet(func(c *Config) int { return c.BlockSize })},
 	{"max-model-len", "context length; longer requests get HTTP 400", intKey(func(c *Config) *int { return &c.MaxModelLen }), intGet(func(c *Config) int { return c.MaxModelLen })},

@@ -82,9 +82,15 @@ func (a *admission) wakeLocked() {
 	}
 }
 
-// spinWindow is how long before a deadline a precise wait stops sleeping
-// and spins.
-const spinWindow = 50 * time.Microsecond
+// Precise waits: Go's timers sleep in epoll with a whole-millisecond
+// timeout when the process is idle, so they can fire up to ~1ms late. A
+// precise wait sleeps on a timer (which a cancelled context interrupts)
+// until coarseWindow before the deadline, then blocks its thread in
+// nanosleep until spinWindow before it, and spins the rest.
+const (
+	coarseWindow = 1500 * time.Microsecond
+	spinWindow   = 80 * time.Microsecond
+)
 
 // sleeper waits until absolute deadlines, reusing one timer.
 type sleeper struct {
@@ -97,7 +103,7 @@ type sleeper struct {
 func (s *sleeper) until(ctx context.Context, deadline time.Time) error {
 	d := time.Until(deadline)
 	if s.precise {
-		d -= spinWindow
+		d -= coarseWindow
 	}
 	if d > 0 {
 		if s.timer == nil {
@@ -112,15 +118,19 @@ func (s *sleeper) until(ctx context.Context, deadline time.Time) error {
 			return ctx.Err()
 		}
 	}
-	if s.precise {
-		for time.Now().Before(deadline) {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			runtime.Gosched()
-		}
+	if !s.precise {
+		return ctx.Err()
 	}
-	return ctx.Err()
+	if d := time.Until(deadline) - spinWindow; d > 0 {
+		threadSleep(d)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	return nil
 }
 
 // stop releases the timer.
