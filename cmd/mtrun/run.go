@@ -17,6 +17,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/gen"
 	"github.com/mtkit/mtkit/internal/iox"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
@@ -156,7 +157,7 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		}
 		o.replay.Tokenizer = tok
 	}
-	convs, digest, err := loadInput(o.input, s.In)
+	convs, digest, err := loadInput(ctx, o, s)
 	if err != nil {
 		return err
 	}
@@ -235,9 +236,13 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	return nil
 }
 
-// loadInput reads every conversation of path and a SHA-256 of its bytes.
-func loadInput(path string, stdin io.Reader) ([]conv.Conversation, string, error) {
-	in, err := iox.Open(path, stdin)
+// loadInput reads every conversation of the input and a SHA-256 of its
+// bytes; a generate_conversations config is generated from in-process.
+func loadInput(ctx context.Context, o *options, s command.Streams) ([]conv.Conversation, string, error) {
+	if isGeneratorConfig(o.input) {
+		return generate(ctx, o, s.Err)
+	}
+	in, err := iox.Open(o.input, s.In)
 	if err != nil {
 		return nil, "", err
 	}
@@ -255,6 +260,62 @@ func loadInput(path string, stdin io.Reader) ([]conv.Conversation, string, error
 		return nil, "", fmt.Errorf("%s: no conversations", in.Name)
 	}
 	return convs, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// isGeneratorConfig reports whether path is a file holding one JSON object
+// with vLLM's generate_conversations fields (rather than a conversation).
+func isGeneratorConfig(path string) bool {
+	if path == "-" {
+		return false
+	}
+	in, err := iox.Open(path, nil)
+	if err != nil {
+		return false
+	}
+	defer in.Close()
+	var head map[string]json.RawMessage
+	if json.NewDecoder(io.LimitReader(in, 1<<20)).Decode(&head) != nil {
+		return false
+	}
+	_, hasMessages := head["messages"]
+	_, hasPrompt := head["prompt_input"]
+	return !hasMessages && (hasPrompt || string(head["filetype"]) == `"`+gen.Filetype+`"`)
+}
+
+// collector keeps generated conversations in memory.
+type collector []conv.Conversation
+
+func (c *collector) Write(cv *conv.Conversation) error {
+	*c = append(*c, *cv)
+	return nil
+}
+
+// generate runs mtgen's generator on the config; the digest is the config
+// file's.
+func generate(ctx context.Context, o *options, stderr io.Writer) ([]conv.Conversation, string, error) {
+	spec := o.tokenizer
+	if spec == "none" || spec == "" {
+		spec = tokenize.Default
+	}
+	tok, err := tokenize.Load(spec)
+	if err != nil {
+		return nil, "", err
+	}
+	data, err := os.ReadFile(o.input)
+	if err != nil {
+		return nil, "", err
+	}
+	var convs collector
+	opts := gen.Options{ConfigPath: o.input, Tokenizer: tok, TokenizerName: spec}
+	if o.replay.Seed != nil {
+		seed := uint64(*o.replay.Seed)
+		opts.Overrides.Seed = &seed
+	}
+	if _, err := gen.Run(ctx, opts, &convs, stderr); err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(data)
+	return convs, hex.EncodeToString(sum[:]), nil
 }
 
 func printSummary(w io.Writer, s *replay.Summary) {
