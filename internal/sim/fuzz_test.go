@@ -1,6 +1,11 @@
 package sim
 
 import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -42,6 +47,58 @@ func FuzzParseRequest(f *testing.F) {
 		}
 		if req.model != DefaultModel {
 			t.Fatalf("model %q", req.model)
+		}
+	})
+}
+
+// FuzzServe drives the whole handler with arbitrary bodies: it must never
+// panic, and must answer either an OpenAI error or a well-formed response.
+func FuzzServe(f *testing.F) {
+	s, err := New(Config{MaxModelLen: 512, DefaultMaxTokens: 8, CacheTokens: 256, BlockSize: 4, ReasoningTokens: 2})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, b := range []string{
+		`{"messages":[{"role":"user","content":"hi"}],"max_tokens":3}`,
+		`{"messages":[{"role":"user","content":"hi"}],"stream":true,"n":2,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`,
+		`{"prompt":[1,2,3,4,5,6,7,8,9],"stream":true,"min_tokens":8}`,
+		`{"prompt":"x","max_tokens":600}`,
+		`{"messages":[{"role":"assistant","content":null}],"ignore_eos":true}`,
+	} {
+		f.Add(b, false)
+		f.Add(b, true)
+	}
+	f.Fuzz(func(t *testing.T, body string, completions bool) {
+		path := "/v1/chat/completions"
+		if completions {
+			path = "/v1/completions"
+		}
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		out := rec.Body.Bytes()
+		switch {
+		case rec.Code != http.StatusOK:
+			var e struct {
+				Error struct{ Message, Type string } `json:"error"`
+			}
+			if rec.Code < 400 || json.Unmarshal(out, &e) != nil || e.Error.Message == "" || e.Error.Type == "" {
+				t.Fatalf("status %d with body %q", rec.Code, out)
+			}
+		case strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream"):
+			if !bytes.HasSuffix(out, []byte("data: [DONE]\n\n")) {
+				t.Fatalf("stream does not end with [DONE]: %q", out)
+			}
+			for _, line := range bytes.Split(bytes.TrimSuffix(out, []byte("\n\n")), []byte("\n\n")) {
+				data, ok := bytes.CutPrefix(line, []byte("data: "))
+				if !ok || (string(data) != "[DONE]" && !json.Valid(data)) {
+					t.Fatalf("bad SSE line %q", line)
+				}
+			}
+		default:
+			if !json.Valid(out) {
+				t.Fatalf("invalid JSON body %q", out)
+			}
 		}
 	})
 }

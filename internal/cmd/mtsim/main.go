@@ -80,8 +80,12 @@ func serve(ctx context.Context, cfg sim.Config, s command.Streams) error {
 		return fmt.Errorf("writing the URL: %w", err)
 	}
 	eff := srv.Server.Config()
+	shown := cfg
+	if shown.APIKey != "" {
+		shown.APIKey = "***"
+	}
 	fmt.Fprintf(s.Err, "mtsim: serving model %q at %s/v1 (tokenizer %s; config %q); stop with Ctrl-C\n",
-		eff.Model, srv.URL, eff.Tokenizer.Name(), cfg.Spec())
+		eff.Model, srv.URL, eff.Tokenizer.Name(), shown.Spec())
 	<-srv.Done()
 	err = srv.Close()
 	st := srv.Server.Stats()
