@@ -32,9 +32,9 @@ func absDur(d time.Duration) time.Duration {
 // TestTimingFidelity replays against the simulator with a known time to
 // first token and inter-token delay and checks that the recorded TTFT,
 // ITL and TPOT match them. The tolerances are generous: the machine is
-// shared and noisy.
-func TestTimingFidelity(t *testing.T) {
-	t.Parallel()
+// shared and noisy. It does not run in parallel with the package's other
+// tests, whose load would show up in the timings.
+func TestTimingFidelity(t *testing.T) { //nolint:paralleltest // timing needs a quiet process
 	const (
 		ttft   = 50 * time.Millisecond
 		decode = 10 * time.Millisecond
@@ -80,9 +80,8 @@ func TestTimingFidelity(t *testing.T) {
 
 // TestReceiveDelay compares the time readStream stamps on each token with
 // the simulator's send time ("sim_sent_ns"): the client's own delay must
-// be small.
-func TestReceiveDelay(t *testing.T) {
-	t.Parallel()
+// be small. Not parallel, for the same reason as TestTimingFidelity.
+func TestReceiveDelay(t *testing.T) { //nolint:paralleltest // timing needs a quiet process
 	srv := startSim(t, sim.Config{TTFTBase: 5 * time.Millisecond, DecodePerToken: 5 * time.Millisecond})
 	body := `{"model":"mtkit-sim","messages":[{"role":"user","content":"hi"}],"max_tokens":20,"stream":true}`
 	var delays []time.Duration
