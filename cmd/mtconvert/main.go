@@ -45,18 +45,18 @@ func run(ctx context.Context, args []string, s command.Streams) int {
 		&cli.StringFlag{Name: "parts", Value: "adjacent", Usage: "merge ShareGPT id_N parts `MODE`: adjacent (streaming), all (holds the input in memory) or none"},
 		&cli.StringFlag{Name: "alternation", Value: "repair", Usage: "`MODE` for roles that do not alternate user/assistant: repair (merge repeats, drop leading assistant) or drop"},
 		&cli.StringFlag{Name: "system", Value: "keep", Usage: "system messages `MODE`: keep (leading ones) or drop"},
-		&cli.BoolFlag{Name: "keep-empty", Usage: "keep empty and white-space-only messages, which are removed by default"},
+		&cli.BoolFlag{Name: "keep-empty", DisableDefaultText: true, Usage: "keep empty and white-space-only messages, which are removed by default"},
 		&cli.BoolFlag{Name: "dedupe", Value: true, Usage: "drop a conversation whose id was already seen (--dedupe=false: off)"},
 		&cli.IntFlag{Name: "min-turns", Usage: "drop conversations with fewer than `N` messages (user+assistant); 0: off"},
 		&cli.IntFlag{Name: "max-turns", Usage: "keep only the first `N` messages (user+assistant) of a conversation; 0: off"},
 		&cli.IntFlag{Name: "min-content-len", Usage: "drop conversations with a message shorter than `N` characters; 0: off"},
 		&cli.IntFlag{Name: "max-content-len", Usage: "drop conversations with a message longer than `N` characters; 0: off"},
-		&cli.BoolFlag{Name: "ascii-only", Usage: "drop conversations with any non-ASCII character"},
+		&cli.BoolFlag{Name: "ascii-only", DisableDefaultText: true, Usage: "drop conversations with any non-ASCII character"},
 		&cli.IntFlag{Name: "max-items", Usage: "write a random sample of at most `N` conversations (in input order); 0: all"},
 		&cli.Uint64Flag{Name: "seed", Usage: "`SEED` of the --max-items sample"},
 		&cli.StringFlag{Name: "tokenizer", Aliases: []string{"model"}, Usage: "count tokens with `SPEC` (o200k_base, cl100k_base, gpt-4o, tokenizer.json or model dir): sets tokens and assistant output_tokens, prints token statistics"},
-		&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1) on the first malformed record instead of skipping it"},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no summary (warnings and errors still go to stderr)"},
+		&cli.BoolFlag{Name: "strict", DisableDefaultText: true, Usage: "fail (exit 1) on the first malformed record instead of skipping it"},
+		&cli.BoolFlag{Name: "quiet", DisableDefaultText: true, Aliases: []string{"q"}, Usage: "print no summary (warnings and errors still go to stderr)"},
 	}
 	app.Action = func(c *cli.Context) error { return action(c, s) }
 	return command.Run(ctx, app, args)

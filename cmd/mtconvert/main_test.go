@@ -123,10 +123,14 @@ func TestInterrupt(t *testing.T) {
 	rec := `{"id":"a","conversations":[{"from":"human","value":"q"}]}` + "\n"
 	io.WriteString(pw, rec)
 	sig <- os.Interrupt
-	time.Sleep(200 * time.Millisecond) // let the signal cancel the run
-	io.WriteString(pw, rec)
-	pw.Close()
-	if code := <-done; code != command.ExitInterrupted {
+	go func() {
+		time.Sleep(200 * time.Millisecond) // let the signal cancel the run
+		io.WriteString(pw, rec)           // fails once the run stopped reading
+		pw.Close()
+	}()
+	code := <-done
+	pr.Close()
+	if code != command.ExitInterrupted {
 		t.Errorf("exit %d, want %d: %s", code, command.ExitInterrupted, errOut.String())
 	}
 	if !strings.Contains(errOut.String(), "interrupted") || !strings.Contains(errOut.String(), "records ") {
