@@ -308,7 +308,7 @@ func tryStartEngine(o engineOptions) (*engine, error) {
 	enginesMu.Unlock()
 	// The watchdog outlives a killed test binary (own session) and then
 	// kills the engine's whole process group (server and runner).
-	e.guard = exec.Command("sh", "-c",
+	e.guard = exec.Command("bash", "-c", // bash: dash's kill does not take "-- -PGID"
 		`while kill -0 "$0" 2>/dev/null && kill -0 "$1" 2>/dev/null; do sleep 0.5; done; kill -KILL -- "-$1" 2>/dev/null`,
 		strconv.Itoa(os.Getpid()), strconv.Itoa(e.cmd.Process.Pid))
 	e.guard.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
