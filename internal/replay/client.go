@@ -157,7 +157,11 @@ func (c *client) do(ctx context.Context, body []byte, sessionID string) *attempt
 		return a
 	}
 	defer func() {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		// Drain a finished response so the connection is reused, but not
+		// the rest of a broken stream: that would wait for the server.
+		if !errors.Is(a.Err, errStream) {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		}
 		resp.Body.Close()
 	}()
 	a.Status = resp.StatusCode
