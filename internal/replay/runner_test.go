@@ -953,3 +953,33 @@ func TestAbort(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamErrorNoDrain sends a malformed chunk and keeps the stream open:
+// the attempt fails at once and the retry is not held up by the rest of
+// the broken response.
+func TestStreamErrorNoDrain(t *testing.T) {
+	t.Parallel()
+	fs := newFakeServer(t, func(fs *fakeServer) {
+		fs.hook = func(w http.ResponseWriter, r *http.Request, req *seenRequest) bool {
+			if req.N != 1 {
+				return false
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"cont\n\n")
+			http.NewResponseController(w).Flush()
+			select { // the rest of a long generation
+			case <-time.After(5 * time.Second):
+			case <-r.Context().Done():
+			}
+			return true
+		}
+	})
+	res := replayT(t, Options{URL: fs.URL, Stream: true, MaxRetries: 1}, simpleConvs(1, 1))
+	reqs := fs.requests()
+	if len(res.recs) != 2 || res.recs[0].ErrorClass != record.ErrStream || !res.recs[1].OK() {
+		t.Fatalf("records %+v", res.recs)
+	}
+	if gap := reqs[1].At.Sub(reqs[0].At); gap > time.Second {
+		t.Errorf("retry sent %v after the broken stream: the client waited for its end", gap)
+	}
+}
