@@ -75,3 +75,25 @@ func benchRun(b *testing.B, open Opener, inputs ...string) {
 		b.Fatalf("written %d, malformed %d", sum.Written, sum.Malformed)
 	}
 }
+
+// TestGenerateShareGPTFile writes the ~650 MB ShareGPT-shaped benchmark
+// file to $MTCONVERT_GEN_FILE (for measuring the mtconvert binary itself,
+// e.g. with /usr/bin/time -v); it is skipped when the variable is unset.
+func TestGenerateShareGPTFile(t *testing.T) {
+	path := os.Getenv("MTCONVERT_GEN_FILE")
+	if path == "" {
+		t.Skip("MTCONVERT_GEN_FILE not set")
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := genShareGPT(f, 650e6, 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %d records to %s", n, path)
+}
