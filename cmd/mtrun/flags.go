@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mtkit/mtkit/internal/command"
+	"github.com/mtkit/mtkit/internal/replay"
 )
 
 // newApp declares mtrun's flags; vLLM's benchmark_serving_multi_turn.py
@@ -66,7 +67,7 @@ before each turn, per user (a think time, not an arrival rate).`
 		&cli.BoolFlag{Name: "min-tokens", Usage: "also send min_tokens = max_tokens (vLLM, SGLang)"},
 		&cli.IntFlag{Name: "max-model-len", Usage: "context guard: drop the oldest turns so prompt + max_tokens fits `N` (default: the server's max_model_len)"},
 
-		&cli.IntFlag{Name: "max-retries", Value: 3, Usage: "retries on connection errors, 429 and 5xx"},
+		&cli.IntFlag{Name: "max-retries", Value: replay.DefaultMaxRetries, Usage: "retries on connection errors, 429 and 5xx"},
 		&cli.StringFlag{Name: "on-failure", Value: "continue", Usage: "after the last retry: continue (next turn, from the last good context) or abandon the conversation"},
 		&cli.Float64Flag{Name: "request-timeout-sec", Aliases: []string{"request-timeout"}, Value: 600, Usage: "per-request timeout in seconds"},
 		&cli.BoolFlag{Name: "verify-output", Usage: "compare answers with the dataset's and record mismatches"},

@@ -230,11 +230,11 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	if runErr != nil {
 		return runErr
 	}
-	if sum != nil && sum.Requests > 0 && sum.Failed == sum.Requests {
-		return fmt.Errorf("all %d requests failed (see the records' error field)", sum.Requests)
-	}
 	if stop.Err() != nil && ctx.Err() == nil {
 		return command.Exit(command.ExitInterrupted, errors.New("interrupted; outputs are complete up to here"))
+	}
+	if sum != nil && sum.Requests > 0 && sum.Failed == sum.Requests {
+		return fmt.Errorf("all %d requests failed (see the records' error field)", sum.Requests)
 	}
 	return nil
 }

@@ -171,7 +171,7 @@ func (c *client) do(ctx context.Context, body []byte, sessionID string) *attempt
 		a.Err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, snippet(b))
 		a.Class = classifyStatus(resp.StatusCode, b)
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-			a.RetryAfter = retryAfter(resp.Header.Get("Retry-After"))
+			a.RetryAfter = retryAfter(resp.Header)
 		}
 		return a
 	}
@@ -288,8 +288,17 @@ func isContextLengthError(body []byte) bool {
 		strings.Contains(s, "max_model_len") || strings.Contains(s, "context_length_exceeded")
 }
 
-// retryAfter parses a Retry-After header (seconds or an HTTP date).
-func retryAfter(v string) time.Duration {
+// retryAfter reads the server's wait: Retry-After-Ms (milliseconds, as
+// OpenAI sends), else Retry-After (seconds or an HTTP date).
+func retryAfter(h http.Header) time.Duration {
+	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms >= 0 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	return retryAfterValue(h.Get("Retry-After"))
+}
+
+// retryAfterValue parses a Retry-After value (seconds or an HTTP date).
+func retryAfterValue(v string) time.Duration {
 	if v == "" {
 		return 0
 	}

@@ -11,7 +11,7 @@ import (
 // Defaults.
 const (
 	DefaultClients        = 1
-	DefaultMaxRetries     = 3
+	DefaultMaxRetries     = 3 // the CLI's default; Options.MaxRetries 0 means no retry
 	DefaultRequestTimeout = 10 * time.Minute
 	DefaultRetryBase      = 250 * time.Millisecond
 	DefaultRetryMax       = 10 * time.Second

@@ -278,9 +278,14 @@ func TestRetryAfterHeader(t *testing.T) {
 		{time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat), time.Second, 3 * time.Second},
 		{time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat), 0, 0},
 	} {
-		if got := retryAfter(tc.in); got < tc.min || got > tc.max {
+		if got := retryAfter(http.Header{"Retry-After": {tc.in}}); got < tc.min || got > tc.max {
 			t.Errorf("retryAfter(%q) = %v, want in [%v, %v]", tc.in, got, tc.min, tc.max)
 		}
+	}
+	// Retry-After-Ms wins over Retry-After.
+	h := http.Header{"Retry-After": {"2"}, "Retry-After-Ms": {"150"}}
+	if got := retryAfter(h); got != 150*time.Millisecond {
+		t.Errorf("retryAfter(%v) = %v, want 150ms", h, got)
 	}
 }
 
