@@ -125,7 +125,7 @@ func TestInterrupt(t *testing.T) {
 	sig <- os.Interrupt
 	go func() {
 		time.Sleep(200 * time.Millisecond) // let the signal cancel the run
-		io.WriteString(pw, rec)           // fails once the run stopped reading
+		io.WriteString(pw, rec)            // fails once the run stopped reading
 		pw.Close()
 	}()
 	code := <-done

@@ -547,11 +547,15 @@ func FuzzRunShareGPTJSONL(f *testing.F) {
 func FuzzRunShareGPTArray(f *testing.F) {
 	f.Add([]byte("[\n" + strings.TrimSpace(sg("s_0", "human", "q")) + ",\n" + strings.TrimSpace(sg("s_1", "gpt", "a")) + "\n]"))
 	f.Add([]byte(`[{"id":"x","conversations":[{"from":"human","value":"\u00e9\n"}]}, 3, "x"]`))
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRun(t, data, Options{Parts: PartsAll, Alternation: AlternationDrop}) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzRun(t, data, Options{Parts: PartsAll, Alternation: AlternationDrop})
+	})
 }
 
 func FuzzRunOpenAI(f *testing.F) {
 	f.Add([]byte(`{"messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"a"}]},{"role":"assistant","content":"b"}]}`))
 	f.Add([]byte(`[{"id":"v","messages":[{"role":"user","content":"q"},{"role":"tool","content":null}]}]`))
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRun(t, data, Options{From: FormatOpenAI, MaxTurns: 3, KeepEmpty: true}) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzRun(t, data, Options{From: FormatOpenAI, MaxTurns: 3, KeepEmpty: true})
+	})
 }
