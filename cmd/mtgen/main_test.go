@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mtkit/mtkit/internal/command"
@@ -14,14 +13,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// cliMu serialises runs: urfave/cli's help and version flags are package
-// globals that every App.Run writes (a data race under t.Parallel).
-var cliMu sync.Mutex
-
 // runCLI runs mtgen with injected streams and returns the exit code.
 func runCLI(s command.Streams, args ...string) int {
-	cliMu.Lock()
-	defer cliMu.Unlock()
 	return run(s, append([]string{"mtgen"}, args...))
 }
 

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/mtkit/mtkit/internal/command"
 )
 
@@ -44,27 +42,13 @@ type invocation struct {
 	stdoutBytes []byte
 }
 
-// parseMu serializes flag parsing: urfave/cli applies its package-level
-// HelpFlag and VersionFlag to every app it parses for, which is a data race
-// between apps parsing at the same time.
-var parseMu sync.Mutex
-
 // mtrun runs the command in-process with stdin, optional signals and args
 // (without the program name).
 func mtrun(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) invocation {
 	t.Helper()
 	var out, errb syncBuffer
 	s := command.Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Signals: sig}
-	app := newApp(s)
-	var unlock sync.Once
-	action := app.Action
-	app.Action = func(c *cli.Context) error {
-		unlock.Do(parseMu.Unlock) // flags are parsed; run concurrently
-		return action(c)
-	}
-	parseMu.Lock()
-	code := command.Run(context.Background(), app, append([]string{"mtrun"}, args...))
-	unlock.Do(parseMu.Unlock)
+	code := command.Run(context.Background(), newApp(s), append([]string{"mtrun"}, args...))
 	return invocation{code: code, stdout: out.String(), stderr: errb.String(), stdoutBytes: []byte(out.String())}
 }
 
