@@ -38,10 +38,8 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-// The CLI tests do not run in parallel: urfave/cli's Apply writes to its
-// package-level help and version flags, a data race between two apps.
-
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		args     []string
@@ -83,6 +81,7 @@ func TestUsage(t *testing.T) {
 // TestServeUntilSignal starts mtsim, reads the URL from the first stdout
 // line, uses the server, and stops it with a signal.
 func TestServeUntilSignal(t *testing.T) {
+	t.Parallel()
 	pr, pw := io.Pipe()
 	var errb syncBuffer
 	sig := make(chan os.Signal, 1)
