@@ -46,7 +46,13 @@ type convAcc struct {
 	waitMs           float64
 }
 
-type convKey struct{ run, id string }
+// convKey identifies a conversation: its id within a run's shard (shards
+// may replay the same dataset, so ids repeat across them).
+type convKey struct {
+	run   string
+	shard int
+	id    string
+}
 
 // point is one successful request on the time axis (for the HTML report).
 type point struct {
@@ -96,7 +102,7 @@ func (a *acc) add(r *record.Record, good bool) {
 		return
 	}
 	a.requests++
-	ck := convKey{r.RunID, r.ConversationID}
+	ck := convKey{r.RunID, r.Shard, r.ConversationID}
 	c, seen := a.convs[ck]
 	if !seen {
 		c = convAcc{minStart: start, maxEnd: end}
