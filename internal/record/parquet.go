@@ -116,8 +116,10 @@ func (e *ParquetEncoder) Close() error {
 // JSONDecoder: Scan, Record, Err; a row that fails validation is reported
 // as a *SyntaxError whose Line is the 1-based row number.
 type ParquetDecoder struct {
-	name  string
-	r     *parquet.GenericReader[Record]
+	name   string
+	r      *parquet.GenericReader[Record] // nil in columnar mode
+	file   *parquet.File
+	groups []parquet.RowGroup // columnar mode: row groups left to read
 	buf   []Record
 	i, n  int
 	row   int
@@ -139,8 +141,14 @@ func NewParquetDecoder(r io.ReaderAt, size int64, name string) (d *ParquetDecode
 	if err != nil {
 		return nil, fmt.Errorf("%s: parquet: %w", name, err)
 	}
-	gr := parquet.NewGenericReader[Record](f)
-	return &ParquetDecoder{name: name, r: gr, buf: make([]Record, parquetBatch), total: f.NumRows()}, nil
+	d = &ParquetDecoder{name: name, total: f.NumRows()}
+	if columnarOK(f) {
+		d.file, d.groups = f, f.RowGroups()
+		return d, nil
+	}
+	d.r = parquet.NewGenericReader[Record](f)
+	d.buf = make([]Record, parquetBatch)
+	return d, nil
 }
 
 // NumRows is the number of rows the file holds.
@@ -173,6 +181,9 @@ func (d *ParquetDecoder) fill() (ok bool) {
 			d.err, d.done, ok = fmt.Errorf("%s: parquet: row %d: %v", d.name, d.row+1, p), true, false
 		}
 	}()
+	if d.r == nil {
+		return d.fillColumnar()
+	}
 	n, err := d.r.Read(d.buf)
 	d.i, d.n = 0, n
 	if err != nil {
@@ -185,6 +196,31 @@ func (d *ParquetDecoder) fill() (ok bool) {
 	return n > 0
 }
 
+// fillColumnar decodes the next non-empty row group into d.buf.
+func (d *ParquetDecoder) fillColumnar() bool {
+	for len(d.groups) > 0 {
+		rg := d.groups[0]
+		d.groups = d.groups[1:]
+		n := int(rg.NumRows())
+		if n == 0 {
+			continue
+		}
+		if cap(d.buf) < n {
+			d.buf = make([]Record, n)
+		}
+		d.buf = d.buf[:n]
+		clear(d.buf)
+		if err := readRowGroup(d.file, rg, d.buf); err != nil {
+			d.err, d.done = fmt.Errorf("%s: parquet: row %d: %w", d.name, d.row+1, err), true
+			return false
+		}
+		d.i, d.n = 0, n
+		return true
+	}
+	d.done = true
+	return false
+}
+
 // Record returns the record of the last successful Scan.
 func (d *ParquetDecoder) Record() *Record { return &d.rec }
 
@@ -192,4 +228,328 @@ func (d *ParquetDecoder) Record() *Record { return &d.rec }
 func (d *ParquetDecoder) Err() error { return d.err }
 
 // Close releases the reader; it does not close the file.
-func (d *ParquetDecoder) Close() error { return d.r.Close() }
+func (d *ParquetDecoder) Close() error {
+	if d.r == nil {
+		return nil
+	}
+	return d.r.Close()
+}
+
+// The columnar decoder reads a row group column by column, straight from
+// the typed page data, instead of reconstructing each row through
+// reflection: strings of dictionary columns are shared, and the optional
+// values and ITL lists of a row group share backing arrays, so a record
+// costs no allocation of its own. It handles the schema that
+// ParquetEncoder writes; any other file (older or newer columns, other
+// types or encodings) is read by parquet-go's generic reader instead.
+
+// errNotColumnar makes the decoder fall back to the generic reader.
+var errNotColumnar = errors.New("parquet: not the columnar layout")
+
+type colKind int
+
+const (
+	colString colKind = iota
+	colInt
+	colInt64
+	colInt64Ptr
+	colFloat64Ptr
+	colTime
+	colTimePtr
+	colBool
+	colBoolPtr
+	colList
+)
+
+// colSpec says how one leaf column fills a Record.
+type colSpec struct {
+	kind colKind
+	str  func(*Record) *string
+	i    func(*Record) *int
+	i64  func(*Record) *int64
+	i64p func(*Record) **int64
+	f64p func(*Record) **float64
+	t    func(*Record) *time.Time
+	tp   func(*Record) **time.Time
+	b    func(*Record) *bool
+	bp   func(*Record) **bool
+	list func(*Record) *[]int64
+}
+
+var parquetColumns = map[string]colSpec{
+	"run_id":                   {kind: colString, str: func(r *Record) *string { return &r.RunID }},
+	"shard":                    {kind: colInt, i: func(r *Record) *int { return &r.Shard }},
+	"seq":                      {kind: colInt64, i64: func(r *Record) *int64 { return &r.Seq }},
+	"conversation_id":          {kind: colString, str: func(r *Record) *string { return &r.ConversationID }},
+	"turn":                     {kind: colInt, i: func(r *Record) *int { return &r.Turn }},
+	"attempt":                  {kind: colInt, i: func(r *Record) *int { return &r.Attempt }},
+	"choice":                   {kind: colInt, i: func(r *Record) *int { return &r.Choice }},
+	"client":                   {kind: colInt, i: func(r *Record) *int { return &r.Client }},
+	"phase":                    {kind: colString, str: func(r *Record) *string { return &r.Phase }},
+	"model":                    {kind: colString, str: func(r *Record) *string { return &r.Model }},
+	"scheduled":                {kind: colTime, t: func(r *Record) *time.Time { return &r.Scheduled }},
+	"start":                    {kind: colTime, t: func(r *Record) *time.Time { return &r.Start }},
+	"first_token":              {kind: colTimePtr, tp: func(r *Record) **time.Time { return &r.FirstToken }},
+	"end":                      {kind: colTime, t: func(r *Record) *time.Time { return &r.End }},
+	"ttft_ns":                  {kind: colInt64Ptr, i64p: func(r *Record) **int64 { return &r.TTFTNs }},
+	"ttft_content_ns":          {kind: colInt64Ptr, i64p: func(r *Record) **int64 { return &r.TTFTContentNs }},
+	"tpot_ns":                  {kind: colFloat64Ptr, f64p: func(r *Record) **float64 { return &r.TPOTNs }},
+	"itl_ns":                   {kind: colList, list: func(r *Record) *[]int64 { return &r.ITLNs }},
+	"latency_ns":               {kind: colInt64, i64: func(r *Record) *int64 { return &r.LatencyNs }},
+	"intended_latency_ns":      {kind: colInt64, i64: func(r *Record) *int64 { return &r.IntendedLatencyNs }},
+	"lateness_ns":              {kind: colInt64, i64: func(r *Record) *int64 { return &r.LatenessNs }},
+	"think_planned_ns":         {kind: colInt64, i64: func(r *Record) *int64 { return &r.ThinkPlannedNs }},
+	"think_actual_ns":          {kind: colInt64, i64: func(r *Record) *int64 { return &r.ThinkActualNs }},
+	"prompt_tokens":            {kind: colInt64Ptr, i64p: func(r *Record) **int64 { return &r.PromptTokens }},
+	"completion_tokens":        {kind: colInt64Ptr, i64p: func(r *Record) **int64 { return &r.CompletionTokens }},
+	"cached_tokens":            {kind: colInt64Ptr, i64p: func(r *Record) **int64 { return &r.CachedTokens }},
+	"reasoning_tokens":         {kind: colInt64Ptr, i64p: func(r *Record) **int64 { return &r.ReasoningTokens }},
+	"client_prompt_tokens":     {kind: colInt64, i64: func(r *Record) *int64 { return &r.ClientPromptTokens }},
+	"client_completion_tokens": {kind: colInt64, i64: func(r *Record) *int64 { return &r.ClientCompletionTokens }},
+	"input_messages":           {kind: colInt, i: func(r *Record) *int { return &r.InputMessages }},
+	"dropped_messages":         {kind: colInt, i: func(r *Record) *int { return &r.DroppedMessages }},
+	"max_tokens":               {kind: colInt, i: func(r *Record) *int { return &r.MaxTokens }},
+	"min_tokens":               {kind: colInt, i: func(r *Record) *int { return &r.MinTokens }},
+	"chunks":                   {kind: colInt, i: func(r *Record) *int { return &r.Chunks }},
+	"reasoning_chunks":         {kind: colInt, i: func(r *Record) *int { return &r.ReasoningChunks }},
+	"finish_reason":            {kind: colString, str: func(r *Record) *string { return &r.FinishReason }},
+	"status":                   {kind: colInt, i: func(r *Record) *int { return &r.Status }},
+	"error_class":              {kind: colString, str: func(r *Record) *string { return &r.ErrorClass }},
+	"error":                    {kind: colString, str: func(r *Record) *string { return &r.Error }},
+	"retried":                  {kind: colBool, b: func(r *Record) *bool { return &r.Retried }},
+	"verify_mismatch":          {kind: colBoolPtr, bp: func(r *Record) **bool { return &r.VerifyMismatch }},
+	"server_extra":             {kind: colString, str: func(r *Record) *string { return &r.ServerExtra }},
+}
+
+// columnarOK reports whether the file has exactly the schema this version
+// of ParquetEncoder writes, so that every Record field has its column.
+func columnarOK(f *parquet.File) bool {
+	want := parquet.SchemaOf(Record{})
+	return parquet.EqualNodes(f.Schema(), want)
+}
+
+// columnReader fills the records of a row group from one column chunk.
+type columnReader struct {
+	recs   []Record
+	leaf   parquet.LeafColumn
+	spec   colSpec
+	row    int // next row to fill
+	strs   []string
+	dict   parquet.Dictionary
+	i64buf []int64
+	f64buf []float64
+	tbuf   []time.Time
+	vals   []parquet.Value
+}
+
+// readRowGroup decodes all rows of rg into recs (len = rg.NumRows()).
+func readRowGroup(f *parquet.File, rg parquet.RowGroup, recs []Record) error {
+	schema := f.Schema()
+	for i, path := range schema.Columns() {
+		name := path[0]
+		spec, ok := parquetColumns[name]
+		if !ok {
+			return errNotColumnar
+		}
+		leaf, ok := schema.Lookup(path...)
+		if !ok || leaf.ColumnIndex != i {
+			return errNotColumnar
+		}
+		cr := &columnReader{recs: recs, leaf: leaf, spec: spec}
+		if err := cr.read(rg.ColumnChunks()[i]); err != nil {
+			return err
+		}
+		if cr.row != len(recs) && !(spec.kind == colList && cr.row == len(recs)) {
+			return fmt.Errorf("column %s: %d of %d rows", name, cr.row, len(recs))
+		}
+	}
+	return nil
+}
+
+func (c *columnReader) read(cc parquet.ColumnChunk) error {
+	pages := cc.Pages()
+	defer pages.Close()
+	for {
+		p, err := pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		err = c.page(p)
+		parquet.Release(p)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// present returns, for each level of the page, whether it carries a value;
+// nil means every row has one (a required column).
+func (c *columnReader) page(p parquet.Page) error {
+	defs := p.DefinitionLevels()
+	maxDef := byte(c.leaf.MaxDefinitionLevel)
+	n := int(p.NumValues())
+	if c.spec.kind == colList {
+		return c.listPage(p, defs, p.RepetitionLevels(), maxDef)
+	}
+	if c.row+n > len(c.recs) {
+		return fmt.Errorf("column %s: more values than rows", c.leaf.Path)
+	}
+	// next yields the row of each present value in order.
+	rows := c.recs[c.row : c.row+n]
+	c.row += n
+	each := func(fn func(r *Record, j int)) {
+		j := 0
+		for k := range rows {
+			if defs == nil || defs[k] == maxDef {
+				fn(&rows[k], j)
+				j++
+			}
+		}
+	}
+	switch c.spec.kind {
+	case colString:
+		return c.strings(p, each)
+	case colBool, colBoolPtr:
+		return c.bools(p, rows)
+	}
+	if p.Dictionary() != nil {
+		return errNotColumnar
+	}
+	data := p.Data()
+	switch c.spec.kind {
+	case colInt:
+		v := data.Int64()
+		each(func(r *Record, j int) { *c.spec.i(r) = int(v[j]) })
+	case colInt64:
+		v := data.Int64()
+		each(func(r *Record, j int) { *c.spec.i64(r) = v[j] })
+	case colInt64Ptr:
+		v := data.Int64()
+		buf := make([]int64, len(v))
+		copy(buf, v)
+		each(func(r *Record, j int) { *c.spec.i64p(r) = &buf[j] })
+	case colFloat64Ptr:
+		v := data.Double()
+		buf := make([]float64, len(v))
+		copy(buf, v)
+		each(func(r *Record, j int) { *c.spec.f64p(r) = &buf[j] })
+	case colTime:
+		v := data.Int64()
+		each(func(r *Record, j int) { *c.spec.t(r) = time.Unix(0, v[j]).UTC() })
+	case colTimePtr:
+		v := data.Int64()
+		buf := make([]time.Time, len(v))
+		for j := range v {
+			buf[j] = time.Unix(0, v[j]).UTC()
+		}
+		each(func(r *Record, j int) { *c.spec.tp(r) = &buf[j] })
+	}
+	return nil
+}
+
+func (c *columnReader) strings(p parquet.Page, each func(func(*Record, int))) error {
+	if d := p.Dictionary(); d != nil {
+		if d != c.dict {
+			c.dict = d
+			dv := d.Page().Data()
+			data, off := dv.ByteArray()
+			c.strs = c.strs[:0]
+			for k := 0; k+1 < len(off); k++ {
+				c.strs = append(c.strs, string(data[off[k]:off[k+1]]))
+			}
+		}
+		iv := p.Data()
+		idx := iv.Int32()
+		var bad bool
+		each(func(r *Record, j int) {
+			if x := int(idx[j]); x < len(c.strs) && x >= 0 {
+				*c.spec.str(r) = c.strs[x]
+			} else {
+				bad = true
+			}
+		})
+		if bad {
+			return fmt.Errorf("column %s: dictionary index out of range", c.leaf.Path)
+		}
+		return nil
+	}
+	pv := p.Data()
+	data, off := pv.ByteArray()
+	if len(off) == 0 {
+		each(func(*Record, int) {})
+		return nil
+	}
+	each(func(r *Record, j int) {
+		if j+1 < len(off) {
+			*c.spec.str(r) = string(data[off[j]:off[j+1]])
+		}
+	})
+	return nil
+}
+
+func (c *columnReader) bools(p parquet.Page, rows []Record) error {
+	if cap(c.vals) < len(rows) {
+		c.vals = make([]parquet.Value, len(rows))
+	}
+	vals := c.vals[:len(rows)]
+	n, err := p.Values().ReadValues(vals)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if n != len(rows) {
+		return fmt.Errorf("column %s: %d of %d values", c.leaf.Path, n, len(rows))
+	}
+	for k, v := range vals {
+		if v.IsNull() {
+			continue
+		}
+		if c.spec.kind == colBool {
+			*c.spec.b(&rows[k]) = v.Boolean()
+		} else {
+			b := v.Boolean()
+			*c.spec.bp(&rows[k]) = &b
+		}
+	}
+	return nil
+}
+
+func (c *columnReader) listPage(p parquet.Page, defs, reps []byte, maxDef byte) error {
+	if p.Dictionary() != nil {
+		return errNotColumnar
+	}
+	pv := p.Data()
+	v := pv.Int64()
+	buf := make([]int64, len(v))
+	copy(buf, v)
+	j, start := 0, -1 // start: index in buf of the current row's first element
+	for k := range defs {
+		if reps == nil || reps[k] == 0 {
+			c.row++
+			start = -1
+			if c.row > len(c.recs) {
+				return fmt.Errorf("column %s: more lists than rows", c.leaf.Path)
+			}
+		}
+		if defs[k] != maxDef {
+			continue
+		}
+		if j >= len(buf) || c.row == 0 {
+			return fmt.Errorf("column %s: levels and values disagree", c.leaf.Path)
+		}
+		l := c.spec.list(&c.recs[c.row-1])
+		switch {
+		case start >= 0:
+			*l = buf[start : j+1 : j+1]
+		case *l == nil:
+			start = j
+			*l = buf[j : j+1 : j+1]
+		default: // a list continued from the previous page
+			*l = append(*l, buf[j])
+		}
+		j++
+	}
+	return nil
+}
