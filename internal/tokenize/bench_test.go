@@ -59,3 +59,47 @@ func BenchmarkCount(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEncodeMixed is BenchmarkEncode for the built-in encodings on
+// about 1 MB of mixed-script text (CJK runs without spaces, emoji, marks,
+// code), where fewer pieces repeat than in English prose.
+func BenchmarkEncodeMixed(b *testing.B) {
+	corpus := mixedCorpus(1 << 20)
+	for _, model := range builtinModels {
+		b.Run(model, func(b *testing.B) {
+			tok, err := Load(model)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(corpus)))
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				n += len(tok.Encode(corpus))
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}
+
+// BenchmarkTiktokenGo runs the previous implementation of the built-in
+// encodings (github.com/tiktoken-go/tokenizer's own regexp2 split and merge
+// loop, now the reference of the tests) on the corpora of BenchmarkEncode
+// and BenchmarkEncodeMixed, for comparison in the same run.
+func BenchmarkTiktokenGo(b *testing.B) {
+	corpora := map[string]string{"english": benchCorpus(b), "mixed": mixedCorpus(1 << 20)}
+	for _, name := range []string{"english", "mixed"} {
+		corpus := corpora[name]
+		for _, model := range builtinModels {
+			b.Run(name+"/"+model, func(b *testing.B) {
+				ref := tiktokenRefFor(b, model)
+				b.SetBytes(int64(len(corpus)))
+				n := 0
+				for b.Loop() {
+					n += len(ref.encode(b, corpus))
+				}
+				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "tokens/s")
+			})
+		}
+	}
+}
