@@ -120,13 +120,13 @@ type ParquetDecoder struct {
 	r      *parquet.GenericReader[Record] // nil in columnar mode
 	file   *parquet.File
 	groups []parquet.RowGroup // columnar mode: row groups left to read
-	buf   []Record
-	i, n  int
-	row   int
-	rec   Record
-	err   error
-	done  bool
-	total int64
+	buf    []Record
+	i, n   int
+	row    int
+	rec    Record
+	err    error
+	done   bool
+	total  int64
 }
 
 // NewParquetDecoder opens the Parquet file r of the given size; name is
