@@ -81,7 +81,11 @@ type acc struct {
 }
 
 func newAcc(series bool) *acc {
-	return &acc{errors: map[string]int{}, convs: map[convKey]convAcc{}, keepSeries: series}
+	a := &acc{errors: map[string]int{}, convs: map[convKey]convAcc{}, keepSeries: series}
+	for _, m := range []Metric{InputTurns, InputTokens, OutputTokens, OutputChunks} {
+		a.samples[m].narrow = true // integer counts: exact in float32
+	}
+	return a
 }
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }

@@ -20,7 +20,7 @@ func WriteHTML(w io.Writer, rep *Report) error {
 		if !ok || d.Count == 0 {
 			return
 		}
-		xs, ys := cdfPoints(d.quantiles, 400)
+		xs, ys := cdfPoints(d, 400)
 		charts = append(charts, lineChart(title, metric, "fraction of requests", []series{{"all", xs, ys}}))
 	}
 	cdf("TTFT distribution (CDF)", "ttft_ms")
@@ -80,14 +80,15 @@ type series struct {
 	xs, ys []float64
 }
 
-// cdfPoints samples the empirical CDF of sorted at most n points.
-func cdfPoints(sorted []float64, n int) (xs, ys []float64) {
-	step := max(1, len(sorted)/n)
-	for i := 0; i < len(sorted); i += step {
-		xs = append(xs, sorted[i])
-		ys = append(ys, float64(i+1)/float64(len(sorted)))
+// cdfPoints samples the empirical CDF of the described samples at about n
+// points.
+func cdfPoints(d Description, n int) (xs, ys []float64) {
+	step := max(1, d.Count/n)
+	for i := 0; i < d.Count; i += step {
+		xs = append(xs, d.at(i))
+		ys = append(ys, float64(i+1)/float64(d.Count))
 	}
-	xs = append(xs, sorted[len(sorted)-1])
+	xs = append(xs, d.Max)
 	ys = append(ys, 1)
 	return xs, ys
 }

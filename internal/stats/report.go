@@ -246,7 +246,7 @@ func (a *acc) group(key string) *Group {
 		if m >= coreMetrics && a.samples[m].Len() == 0 {
 			continue
 		}
-		g.Metrics = append(g.Metrics, NamedDescription{MetricNames[m], Describe(a.samples[m].flat())})
+		g.Metrics = append(g.Metrics, NamedDescription{MetricNames[m], a.samples[m].describe()})
 	}
 	turns := make([]float64, 0, len(a.convs))
 	dur := make([]float64, 0, len(a.convs))

@@ -475,3 +475,21 @@ func TestSampleSet(t *testing.T) {
 		t.Error("flat does not return the set's own storage")
 	}
 }
+
+func TestSampleSetNarrow(t *testing.T) {
+	t.Parallel()
+	s := sampleSet{narrow: true}
+	for i := range 1000 {
+		s.add(float64(i))
+	}
+	if !s.narrow || s.Len() != 1000 {
+		t.Fatal("integers widened the set")
+	}
+	s.add(1 << 30) // exact in float32 too
+	s.add(0.1)     // not exact: widens
+	s.add(16777217)
+	got := s.flat()
+	if s.narrow || len(got) != 1003 || got[999] != 999 || got[1000] != 1<<30 || got[1001] != 0.1 || got[1002] != 16777217 {
+		t.Fatalf("narrow=%v len=%d tail=%v", s.narrow, len(got), got[998:])
+	}
+}
