@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -16,9 +17,9 @@ import (
 // error, an escaped or non-ASCII key, a value of an unexpected type) is
 // left to encoding/json, so errors and edge cases are encoding/json's.
 // FuzzFastDecoder checks the two agree.
-func unmarshalRecord(line []byte, r *Record) error {
+func unmarshalRecord(line []byte, r *Record, c *decodeCache) error {
 	if fastDecoderOK {
-		if fastUnmarshal(line, r) {
+		if fastUnmarshal(line, r, c) {
 			return nil
 		}
 		*r = Record{}
@@ -56,10 +57,72 @@ var fastDecoderOK = func() bool {
 type fastDec struct {
 	b []byte
 	i int
+	c *decodeCache
 }
 
-func fastUnmarshal(line []byte, r *Record) bool {
-	d := fastDec{b: line}
+// decodeCache lets consecutive records share memory: repeated strings
+// (run, conversation, phase, model...) are interned, and the optional
+// numbers and ITL lists are carved from shared slabs, so a typical record
+// costs a few allocations instead of a dozen.
+type decodeCache struct {
+	strs map[string]string
+	i64  []int64
+	f64  []float64
+}
+
+const (
+	maxInterned = 4096
+	slabSize    = 4096
+)
+
+func (c *decodeCache) intern(b []byte) string {
+	if c == nil {
+		return string(b)
+	}
+	if s, ok := c.strs[string(b)]; ok {
+		return s
+	}
+	if c.strs == nil || len(c.strs) >= maxInterned {
+		c.strs = make(map[string]string, 256)
+	}
+	s := string(b)
+	c.strs[s] = s
+	return s
+}
+
+// ints returns a slice holding vs, from the slab when it is small.
+func (c *decodeCache) ints(vs []int64) []int64 {
+	if c == nil || len(vs) > slabSize/8 {
+		return append(make([]int64, 0, len(vs)), vs...)
+	}
+	if cap(c.i64)-len(c.i64) < len(vs) {
+		c.i64 = make([]int64, 0, slabSize)
+	}
+	n := len(c.i64)
+	c.i64 = append(c.i64, vs...)
+	return c.i64[n : n+len(vs) : n+len(vs)]
+}
+
+func (c *decodeCache) int64Ptr(v int64) *int64 {
+	if c == nil {
+		return &v
+	}
+	return &c.ints([]int64{v})[0]
+}
+
+func (c *decodeCache) float64Ptr(v float64) *float64 {
+	if c == nil {
+		return &v
+	}
+	if len(c.f64) == cap(c.f64) {
+		c.f64 = make([]float64, 0, slabSize/8)
+	}
+	c.f64 = append(c.f64, v)
+	return &c.f64[len(c.f64)-1]
+}
+
+func fastUnmarshal(line []byte, r *Record, c *decodeCache) bool {
+	d := fastDec{b: line, c: c}
 	if err := d.object(r); err != nil {
 		return false
 	}
@@ -128,6 +191,23 @@ func (d *fastDec) object(r *Record) error {
 func (d *fastDec) str() ([]byte, bool, error) {
 	d.i++ // opening quote
 	start, plain := d.i, true
+	// Fast path: up to the next quote there is no escape and no control
+	// character; IndexByte is vectorised.
+	if q := bytes.IndexByte(d.b[d.i:], '"'); q >= 0 {
+		seg := d.b[d.i : d.i+q]
+		if bytes.IndexByte(seg, '\\') < 0 {
+			for _, c := range seg {
+				if c < 0x20 {
+					return nil, false, errSlow
+				}
+				if c >= utf8.RuneSelf {
+					plain = false
+				}
+			}
+			d.i += q + 1
+			return seg, plain, nil
+		}
+	}
 	for d.i < len(d.b) {
 		c := d.b[d.i]
 		switch {
@@ -281,7 +361,7 @@ func (d *fastDec) int64Ptr(p **int64) error {
 		return nil
 	}
 	v, err := d.int64()
-	*p = &v
+	*p = d.c.int64Ptr(v)
 	return err
 }
 
@@ -292,6 +372,23 @@ func (d *fastDec) stringField(p *string) error {
 	s, err := d.stringValue()
 	*p = s
 	return err
+}
+
+// internField is stringField for values that repeat across records.
+func (d *fastDec) internField(p *string) error {
+	if d.null() {
+		return nil
+	}
+	if d.b[d.i] == '"' {
+		save := d.i
+		raw, plain, err := d.str()
+		if err == nil && plain {
+			*p = d.c.intern(raw)
+			return nil
+		}
+		d.i = save
+	}
+	return d.stringField(p)
 }
 
 func (d *fastDec) boolValue() (bool, error) {
@@ -324,13 +421,13 @@ func (d *fastDec) field(r *Record, key []byte) error {
 	}
 	switch string(key) {
 	case "run_id":
-		return d.stringField(&r.RunID)
+		return d.internField(&r.RunID)
 	case "shard":
 		return d.intField(&r.Shard)
 	case "seq":
 		return d.int64Field(&r.Seq)
 	case "conversation_id":
-		return d.stringField(&r.ConversationID)
+		return d.internField(&r.ConversationID)
 	case "turn":
 		return d.intField(&r.Turn)
 	case "attempt":
@@ -340,9 +437,9 @@ func (d *fastDec) field(r *Record, key []byte) error {
 	case "client":
 		return d.intField(&r.Client)
 	case "phase":
-		return d.stringField(&r.Phase)
+		return d.internField(&r.Phase)
 	case "model":
-		return d.stringField(&r.Model)
+		return d.internField(&r.Model)
 	case "scheduled":
 		return d.timeField(&r.Scheduled)
 	case "start":
@@ -377,7 +474,7 @@ func (d *fastDec) field(r *Record, key []byte) error {
 		if err != nil {
 			return errSlow
 		}
-		r.TPOTNs = &v
+		r.TPOTNs = d.c.float64Ptr(v)
 		return nil
 	case "itl_ns":
 		return d.int64List(&r.ITLNs)
@@ -416,11 +513,11 @@ func (d *fastDec) field(r *Record, key []byte) error {
 	case "reasoning_chunks":
 		return d.intField(&r.ReasoningChunks)
 	case "finish_reason":
-		return d.stringField(&r.FinishReason)
+		return d.internField(&r.FinishReason)
 	case "status":
 		return d.intField(&r.Status)
 	case "error_class":
-		return d.stringField(&r.ErrorClass)
+		return d.internField(&r.ErrorClass)
 	case "error":
 		return d.stringField(&r.Error)
 	case "retried":
@@ -469,10 +566,11 @@ func (d *fastDec) int64List(p *[]int64) error {
 	d.i++
 	// encoding/json reuses the slice's backing array but the decoder
 	// always starts from a zero Record, so a fresh slice is equivalent.
-	out := make([]int64, 0, 16)
+	var scratch [64]int64
+	out := scratch[:0]
 	if d.next() == ']' {
 		d.i++
-		*p = out
+		*p = []int64{}
 		return nil
 	}
 	for {
@@ -487,7 +585,7 @@ func (d *fastDec) int64List(p *[]int64) error {
 			d.i++
 		case ']':
 			d.i++
-			*p = out
+			*p = d.c.ints(out)
 			return nil
 		default:
 			return errSlow

@@ -19,7 +19,8 @@ func TestFastDecoderEnabled(t *testing.T) {
 func checkFast(t *testing.T, line []byte) {
 	t.Helper()
 	var fast, std Record
-	ok := fastUnmarshal(line, &fast)
+	var cache decodeCache
+	ok := fastUnmarshal(line, &fast, &cache)
 	err := json.Unmarshal(line, &std)
 	if !ok {
 		return
@@ -51,7 +52,7 @@ func TestFastDecoder(t *testing.T) {
 		line := encodeJSONL(t, []Record{r})
 		checkFast(t, line)
 		var x Record
-		if fastUnmarshal(line, &x) {
+		if fastUnmarshal(line, &x, nil) {
 			ok++
 		}
 	}

@@ -65,6 +65,7 @@ type JSONDecoder struct {
 	rec   Record
 	err   error
 	fatal bool
+	cache decodeCache
 }
 
 // NewJSONDecoder returns a decoder of r (already decompressed); name is
@@ -90,7 +91,7 @@ func (d *JSONDecoder) Scan() bool {
 		return false
 	}
 	d.rec = Record{}
-	if err := unmarshalRecord(line, &d.rec); err != nil {
+	if err := unmarshalRecord(line, &d.rec, &d.cache); err != nil {
 		if d.atEOF() && isTruncated(err) {
 			err = ErrTruncated
 		} else {
