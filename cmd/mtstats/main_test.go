@@ -117,3 +117,27 @@ func TestFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestDocExample runs the example of docs/mtstats.md and compares its
+// output with the one shown there.
+func TestDocExample(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/mtstats.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cmd = "$ mtstats cmd/mtstats/testdata/base.jsonl\n"
+	i := bytes.Index(doc, []byte(cmd))
+	if i < 0 {
+		t.Fatalf("docs/mtstats.md: %q not found", cmd)
+	}
+	rest := doc[i+len(cmd):]
+	want := string(rest[:bytes.Index(rest, []byte("```"))])
+	var out, errb bytes.Buffer
+	if code := run(command.Streams{Out: &out, Err: &errb}, []string{"mtstats", "testdata/base.jsonl"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if out.String() != want {
+		t.Errorf("docs/mtstats.md example is stale; mtstats prints:\n%s", out.String())
+	}
+}
