@@ -58,8 +58,6 @@ type Options struct {
 	// Cancelling Run's context (second interrupt) prints the summary of
 	// what was read so far and returns ErrInterrupted.
 	Stop <-chan struct{}
-
-	now func() time.Time
 }
 
 // Run reads the inputs and writes the report (or the records).
