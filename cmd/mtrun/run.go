@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -37,6 +38,7 @@ type options struct {
 	simSpec    string
 	warmupStep bool
 	quiet      bool
+	cpuprofile string
 	args       []string // command line, for the manifest (secrets redacted)
 }
 
@@ -51,6 +53,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 		simSpec:    c.String("sim-config"),
 		warmupStep: c.Bool("warmup-step"),
 		quiet:      c.Bool("quiet"),
+		cpuprofile: c.String("cpuprofile"),
 		args:       redactArgs(os.Args),
 	}
 	switch c.NArg() {
@@ -149,6 +152,17 @@ func optionsFrom(c *cli.Context) (*options, error) {
 func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	stop, abort, release := command.Interrupts(ctx, s.Signals)
 	defer release()
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	if o.tokenizer != "none" && o.tokenizer != "" {
 		tok, err := tokenize.Load(o.tokenizer)
