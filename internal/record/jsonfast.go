@@ -55,10 +55,20 @@ var fastDecoderOK = func() bool {
 }()
 
 type fastDec struct {
-	b []byte
-	i int
-	c *decodeCache
+	b    []byte
+	i    int
+	c    *decodeCache
+	hint int // index in fastFields of the expected next key
 }
+
+// fastIndex maps a field name to its index in fastFields.
+var fastIndex = func() map[string]int {
+	m := make(map[string]int, len(fastFields))
+	for i, name := range fastFields {
+		m[name] = i
+	}
+	return m
+}()
 
 // decodeCache lets consecutive records share memory: repeated strings
 // (run, conversation, phase, model...) are interned, and the optional
@@ -316,6 +326,9 @@ func (d *fastDec) int64() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if v, ok := parseSmallInt(s); ok {
+		return v, nil
+	}
 	// encoding/json rejects fractions and exponents for integers, as
 	// ParseInt does: both take the slow path and its error.
 	v, err := strconv.ParseInt(string(s), 10, 64)
@@ -323,6 +336,29 @@ func (d *fastDec) int64() (int64, error) {
 		return 0, errSlow
 	}
 	return v, nil
+}
+
+// parseSmallInt parses an optionally negative integer of at most 18
+// digits (no overflow possible); anything else is left to ParseInt.
+func parseSmallInt(s []byte) (int64, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	if len(s) == 0 || len(s) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 func (d *fastDec) literal(lit string) bool {
@@ -419,32 +455,43 @@ func (d *fastDec) field(r *Record, key []byte) error {
 	if d.i >= len(d.b) {
 		return errSlow
 	}
-	switch string(key) {
-	case "run_id":
+	// Records are written with their fields in order: try the field after
+	// the previous one before looking the key up.
+	idx := -1
+	if d.hint < len(fastFields) && string(key) == fastFields[d.hint] {
+		idx = d.hint
+	} else if j, ok := fastIndex[string(key)]; ok {
+		idx = j
+	}
+	if idx >= 0 {
+		d.hint = idx + 1
+	}
+	switch idx {
+	case 0: // run_id
 		return d.internField(&r.RunID)
-	case "shard":
+	case 1: // shard
 		return d.intField(&r.Shard)
-	case "seq":
+	case 2: // seq
 		return d.int64Field(&r.Seq)
-	case "conversation_id":
+	case 3: // conversation_id
 		return d.internField(&r.ConversationID)
-	case "turn":
+	case 4: // turn
 		return d.intField(&r.Turn)
-	case "attempt":
+	case 5: // attempt
 		return d.intField(&r.Attempt)
-	case "choice":
+	case 6: // choice
 		return d.intField(&r.Choice)
-	case "client":
+	case 7: // client
 		return d.intField(&r.Client)
-	case "phase":
+	case 8: // phase
 		return d.internField(&r.Phase)
-	case "model":
+	case 9: // model
 		return d.internField(&r.Model)
-	case "scheduled":
+	case 10: // scheduled
 		return d.timeField(&r.Scheduled)
-	case "start":
+	case 11: // start
 		return d.timeField(&r.Start)
-	case "first_token":
+	case 12: // first_token
 		if d.null() {
 			r.FirstToken = nil
 			return nil
@@ -455,13 +502,13 @@ func (d *fastDec) field(r *Record, key []byte) error {
 		}
 		r.FirstToken = &t
 		return nil
-	case "end":
+	case 13: // end
 		return d.timeField(&r.End)
-	case "ttft_ns":
+	case 14: // ttft_ns
 		return d.int64Ptr(&r.TTFTNs)
-	case "ttft_content_ns":
+	case 15: // ttft_content_ns
 		return d.int64Ptr(&r.TTFTContentNs)
-	case "tpot_ns":
+	case 16: // tpot_ns
 		if d.null() {
 			r.TPOTNs = nil
 			return nil
@@ -476,58 +523,58 @@ func (d *fastDec) field(r *Record, key []byte) error {
 		}
 		r.TPOTNs = d.c.float64Ptr(v)
 		return nil
-	case "itl_ns":
+	case 17: // itl_ns
 		return d.int64List(&r.ITLNs)
-	case "latency_ns":
+	case 18: // latency_ns
 		return d.int64Field(&r.LatencyNs)
-	case "intended_latency_ns":
+	case 19: // intended_latency_ns
 		return d.int64Field(&r.IntendedLatencyNs)
-	case "lateness_ns":
+	case 20: // lateness_ns
 		return d.int64Field(&r.LatenessNs)
-	case "think_planned_ns":
+	case 21: // think_planned_ns
 		return d.int64Field(&r.ThinkPlannedNs)
-	case "think_actual_ns":
+	case 22: // think_actual_ns
 		return d.int64Field(&r.ThinkActualNs)
-	case "prompt_tokens":
+	case 23: // prompt_tokens
 		return d.int64Ptr(&r.PromptTokens)
-	case "completion_tokens":
+	case 24: // completion_tokens
 		return d.int64Ptr(&r.CompletionTokens)
-	case "cached_tokens":
+	case 25: // cached_tokens
 		return d.int64Ptr(&r.CachedTokens)
-	case "reasoning_tokens":
+	case 26: // reasoning_tokens
 		return d.int64Ptr(&r.ReasoningTokens)
-	case "client_prompt_tokens":
+	case 27: // client_prompt_tokens
 		return d.int64Field(&r.ClientPromptTokens)
-	case "client_completion_tokens":
+	case 28: // client_completion_tokens
 		return d.int64Field(&r.ClientCompletionTokens)
-	case "input_messages":
+	case 29: // input_messages
 		return d.intField(&r.InputMessages)
-	case "dropped_messages":
+	case 30: // dropped_messages
 		return d.intField(&r.DroppedMessages)
-	case "max_tokens":
+	case 31: // max_tokens
 		return d.intField(&r.MaxTokens)
-	case "min_tokens":
+	case 32: // min_tokens
 		return d.intField(&r.MinTokens)
-	case "chunks":
+	case 33: // chunks
 		return d.intField(&r.Chunks)
-	case "reasoning_chunks":
+	case 34: // reasoning_chunks
 		return d.intField(&r.ReasoningChunks)
-	case "finish_reason":
+	case 35: // finish_reason
 		return d.internField(&r.FinishReason)
-	case "status":
+	case 36: // status
 		return d.intField(&r.Status)
-	case "error_class":
+	case 37: // error_class
 		return d.internField(&r.ErrorClass)
-	case "error":
+	case 38: // error
 		return d.stringField(&r.Error)
-	case "retried":
+	case 39: // retried
 		if d.null() {
 			return nil
 		}
 		v, err := d.boolValue()
 		r.Retried = v
 		return err
-	case "verify_mismatch":
+	case 40: // verify_mismatch
 		if d.null() {
 			r.VerifyMismatch = nil
 			return nil
@@ -535,7 +582,7 @@ func (d *fastDec) field(r *Record, key []byte) error {
 		v, err := d.boolValue()
 		r.VerifyMismatch = &v
 		return err
-	case "server_extra":
+	case 41: // server_extra
 		return d.stringField(&r.ServerExtra)
 	}
 	// encoding/json matches keys case-insensitively (with Unicode
