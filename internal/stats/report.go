@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // SchemaVersion is the "schema" value of the JSON report. It changes only
@@ -223,17 +225,17 @@ func (a *acc) group(key string) *Group {
 	g := &Group{Key: key, Requests: a.requests, OK: a.ok, Failed: a.requests - a.ok,
 		Errors: maps.Clone(a.errors), Retries: a.retries, InputTokens: a.inTok, OutputTokens: a.outTok,
 		CacheReportedRequests: a.cacheReported}
-	runtime := math.NaN()
+	elapsed := math.NaN()
 	if a.timed {
-		runtime = float64(a.maxEnd-a.minStart) / 1e9
+		elapsed = float64(a.maxEnd-a.minStart) / 1e9
 	}
 	per := func(x float64) Num {
-		if !(runtime > 0) {
+		if !(elapsed > 0) {
 			return Num(math.NaN())
 		}
-		return Num(x / runtime)
+		return Num(x / elapsed)
 	}
-	g.RuntimeSec = Num(runtime)
+	g.RuntimeSec = Num(elapsed)
 	g.RequestsPerSec = per(float64(a.requests))
 	g.InputTokensPerSec = per(float64(a.inTok))
 	g.OutputTokensPerSec = per(float64(a.outTok))
@@ -242,11 +244,24 @@ func (a *acc) group(key string) *Group {
 	if a.cacheReported > 0 && a.cachedOf > 0 {
 		g.CacheHitRate = Num(float64(a.cached) / float64(a.cachedOf))
 	}
+	// Sorting dominates: describe the metrics in parallel (each goroutine
+	// owns one sample set), at most GOMAXPROCS at a time.
+	var descs [numMetrics]Description
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for m := range numMetrics {
+		wg.Go(func() {
+			sem <- struct{}{}
+			descs[m] = a.samples[m].describe()
+			<-sem
+		})
+	}
+	wg.Wait()
 	for m := range numMetrics {
 		if m >= coreMetrics && a.samples[m].Len() == 0 {
 			continue
 		}
-		g.Metrics = append(g.Metrics, NamedDescription{MetricNames[m], a.samples[m].describe()})
+		g.Metrics = append(g.Metrics, NamedDescription{MetricNames[m], descs[m]})
 	}
 	turns := make([]float64, 0, len(a.convs))
 	dur := make([]float64, 0, len(a.convs))
