@@ -3,25 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/command"
 )
 
-var update = flag.Bool("update", false, "update the golden files in testdata")
-
 const quirks = "../../internal/convert/testdata/sharegpt_quirks.jsonl"
 
-// golden runs mtconvert with args and stdin and compares its stdout and
-// stderr with testdata/NAME.stdout and NAME.stderr (perf's benchstat
-// pattern); on a mismatch it writes NAME.got-stdout/-stderr and shows a diff.
+// golden runs mtconvert with args and stdin, checks the exit code and
+// compares its stdout and stderr with testdata/NAME.stdout and NAME.stderr.
 func golden(t *testing.T, name, stdin string, wantCode int, args ...string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -30,29 +26,8 @@ func golden(t *testing.T, name, stdin string, wantCode int, args ...string) {
 	if code != wantCode {
 		t.Errorf("exit code %d, want %d; stderr:\n%s", code, wantCode, errOut.String())
 	}
-	check := func(suffix string, got []byte) {
-		path := filepath.Join("testdata", name+"."+suffix)
-		if *update {
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			gotPath := filepath.Join("testdata", name+".got-"+suffix)
-			os.WriteFile(gotPath, got, 0o644)
-			diff, _ := exec.Command("diff", "-Nu", path, gotPath).CombinedOutput()
-			t.Errorf("%s differs:\n%s", path, diff)
-		} else {
-			os.Remove(filepath.Join("testdata", name+".got-"+suffix))
-		}
-	}
-	check("stdout", out.Bytes())
-	check("stderr", errOut.Bytes())
+	clitest.Golden(t, filepath.Join("testdata", name+".stdout"), out.Bytes())
+	clitest.Golden(t, filepath.Join("testdata", name+".stderr"), errOut.Bytes())
 }
 
 func TestGolden(t *testing.T) {

@@ -2,16 +2,14 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/command"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // runCLI runs mtgen with injected streams and returns the exit code.
 func runCLI(s command.Streams, args ...string) int {
@@ -51,27 +49,9 @@ func TestGolden(t *testing.T) {
 			if code != tt.code {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tt.code, errb.String())
 			}
-			golden(t, tt.name+".stdout", out.Bytes())
-			golden(t, tt.name+".stderr", errb.Bytes())
+			clitest.Golden(t, filepath.Join("testdata", tt.name+".stdout"), out.Bytes())
+			clitest.Golden(t, filepath.Join("testdata", tt.name+".stderr"), errb.Bytes())
 		})
-	}
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
 	}
 }
 

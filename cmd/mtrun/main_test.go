@@ -1,38 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/command"
 )
-
-var update = flag.Bool("update", false, "update the golden files in testdata")
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // invocation is the outcome of one mtrun run.
 type invocation struct {
@@ -46,32 +23,10 @@ type invocation struct {
 // (without the program name).
 func mtrun(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) invocation {
 	t.Helper()
-	var out, errb syncBuffer
+	var out, errb clitest.Buffer
 	s := command.Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Signals: sig}
 	code := command.Run(context.Background(), newApp(s), append([]string{"mtrun"}, args...))
-	return invocation{code: code, stdout: out.String(), stderr: errb.String(), stdoutBytes: []byte(out.String())}
-}
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		gotPath := filepath.Join(t.TempDir(), name+".got")
-		os.WriteFile(gotPath, []byte(got), 0o644)
-		diff, _ := exec.Command("diff", "-u", path, gotPath).CombinedOutput()
-		t.Errorf("%s differs from the golden file (go test -update to accept):\n%s", name, diff)
-	}
+	return invocation{code: code, stdout: out.String(), stderr: errb.String(), stdoutBytes: out.Bytes()}
 }
 
 // TestGolden checks help and usage-error output: help on stdout, errors
@@ -111,8 +66,8 @@ func TestGolden(t *testing.T) {
 			} else if got.stderr != "" {
 				t.Errorf("help wrote to stderr: %q", got.stderr)
 			}
-			golden(t, tc.name+".stdout", got.stdout)
-			golden(t, tc.name+".stderr", got.stderr)
+			clitest.Golden(t, filepath.Join("testdata", tc.name+".stdout"), got.stdoutBytes)
+			clitest.Golden(t, filepath.Join("testdata", tc.name+".stderr"), []byte(got.stderr))
 		})
 	}
 }

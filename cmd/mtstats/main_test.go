@@ -2,17 +2,15 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/command"
 )
-
-var update = flag.Bool("update", false, "update the golden files in testdata")
 
 // The inputs in testdata are written by the stats package's generator:
 // go test ./internal/stats -run TestGenTestdata -gen-testdata
@@ -74,22 +72,7 @@ func golden(t *testing.T, name string, stdin []byte, args ...string) {
 	var out, errb bytes.Buffer
 	code := run(command.Streams{In: bytes.NewReader(stdin), Out: &out, Err: &errb}, append([]string{"mtstats"}, args...))
 	got := fmt.Sprintf("$ mtstats %s\n== exit %d ==\n== stdout ==\n%s== stderr ==\n%s", strings.Join(args, " "), code, out.String(), errb.String())
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if got != string(want) {
-		gotPath := filepath.Join(t.TempDir(), name+".got")
-		os.WriteFile(gotPath, []byte(got), 0o644)
-		t.Errorf("%s differs from %s; got:\n%s", name, path, got)
-	}
+	clitest.Golden(t, filepath.Join("testdata", name+".golden"), []byte(got))
 }
 
 // TestFiles checks the side outputs: Parquet conversion, HTML, XLSX.

@@ -122,16 +122,9 @@ func TestDisjointWindows(t *testing.T) {
 	cfg.NumConversations = 50
 	cfg.NumTurns = mustDist(t, "constant:6", dist.Count)
 	cfg.InputTokens = mustDist(t, "constant:50", dist.Count)
-	g, err := New(cfg, tok, "o200k_base")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c collect
-	if _, err := g.Generate(context.Background(), &c, 2, nil); err != nil {
-		t.Fatal(err)
-	}
+	g := newGenerator(t, cfg, tok)
 	seen := map[string]bool{}
-	for _, cv := range c.convs {
+	for _, cv := range generateWith(t, g, cfg.NumConversations, 2) {
 		for _, m := range cv.Messages {
 			if m.Role != conv.RoleUser {
 				continue
@@ -216,15 +209,8 @@ func TestCorpusWraps(t *testing.T) {
 	cfg.TextFiles = []string{path}
 	cfg.NumTurns = mustDist(t, "constant:4", dist.Count)
 	cfg.InputTokens = mustDist(t, "uniform:5:120", dist.Count)
-	g, err := New(cfg, tok, "o200k_base")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c collect
-	if _, err := g.Generate(context.Background(), &c, 2, nil); err != nil {
-		t.Fatal(err)
-	}
-	checkExact(t, c.convs, tok)
+	g := newGenerator(t, cfg, tok)
+	checkExact(t, generateWith(t, g, cfg.NumConversations, 2), tok)
 	if g.walk.wraps == 0 {
 		t.Error("no wrap reported")
 	}

@@ -43,17 +43,30 @@ func mustDist(t testing.TB, spec string, unit dist.Unit) dist.Dist {
 // generate runs a generator over cfg and returns its conversations.
 func generate(t testing.TB, cfg *Config, tok Tokenizer, workers int) []*conv.Conversation {
 	t.Helper()
+	return generateWith(t, newGenerator(t, cfg, tok), cfg.NumConversations, workers)
+}
+
+// newGenerator returns a generator over cfg, tokenizer named o200k_base.
+func newGenerator(t testing.TB, cfg *Config, tok Tokenizer) *Generator {
+	t.Helper()
 	g, err := New(cfg, tok, "o200k_base")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g
+}
+
+// generateWith runs g and returns its conversations, checking that it
+// wrote want of them.
+func generateWith(t testing.TB, g *Generator, want, workers int) []*conv.Conversation {
+	t.Helper()
 	var c collect
 	n, err := g.Generate(context.Background(), &c, workers, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != cfg.NumConversations || len(c.convs) != n {
-		t.Fatalf("wrote %d (%d), want %d", n, len(c.convs), cfg.NumConversations)
+	if n != want || len(c.convs) != n {
+		t.Fatalf("wrote %d (%d), want %d", n, len(c.convs), want)
 	}
 	return c.convs
 }

@@ -21,18 +21,12 @@ func diffRecords(want, got []Record) string {
 	return cmp.Diff(want, got, cmpopts.EquateEmpty())
 }
 
+// encodeParquet encodes recs as a Parquet file; closing it twice is no error.
 func encodeParquet(t testing.TB, recs []Record) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	enc := NewParquetEncoder(&buf)
-	for i := range recs {
-		if err := enc.Encode(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := enc.Close(); err != nil {
-		t.Fatal(err)
-	}
+	encodeAll(t, enc, recs)
 	if err := enc.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
 	}

@@ -67,10 +67,9 @@ func genRecords(seed uint64, n int) []Record {
 	return out
 }
 
-func encodeJSONL(t testing.TB, recs []Record) []byte {
+// encodeAll encodes recs with enc and closes it.
+func encodeAll(t testing.TB, enc Encoder, recs []Record) {
 	t.Helper()
-	var buf bytes.Buffer
-	enc := NewJSONEncoder(&buf)
 	for i := range recs {
 		if err := enc.Encode(&recs[i]); err != nil {
 			t.Fatal(err)
@@ -79,6 +78,13 @@ func encodeJSONL(t testing.TB, recs []Record) []byte {
 	if err := enc.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// encodeJSONL encodes recs as JSON lines.
+func encodeJSONL(t testing.TB, recs []Record) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	encodeAll(t, NewJSONEncoder(&buf), recs)
 	return buf.Bytes()
 }
 

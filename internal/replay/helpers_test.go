@@ -197,6 +197,14 @@ func (fs *fakeServer) answer(w http.ResponseWriter, r *http.Request, req *seenRe
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
+// startStream begins an SSE response with one event carrying data and
+// flushes it, for hooks that then stall, break or cut the stream.
+func startStream(w http.ResponseWriter, data string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprintf(w, "data: %s\n\n", data)
+	http.NewResponseController(w).Flush()
+}
+
 // memRecords collects records; safe for concurrent use.
 type memRecords struct {
 	mu   sync.Mutex

@@ -257,9 +257,7 @@ func TestTimeout(t *testing.T) {
 			if req.lastUser() != "c1 user 1" {
 				return false
 			}
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"partial\"}}]}\n\n")
-			http.NewResponseController(w).Flush()
+			startStream(w, `{"choices":[{"index":0,"delta":{"content":"partial"}}]}`)
 			<-r.Context().Done() // stall until the client gives up
 			return true
 		}
@@ -884,9 +882,7 @@ func TestStreamDisconnect(t *testing.T) {
 			if req.N != 1 {
 				return false
 			}
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"}}]}\n\n")
-			http.NewResponseController(w).Flush()
+			startStream(w, `{"choices":[{"index":0,"delta":{"content":"par"}}]}`)
 			panic(http.ErrAbortHandler)
 		}
 	})
@@ -964,9 +960,7 @@ func TestStreamErrorNoDrain(t *testing.T) {
 			if req.N != 1 {
 				return false
 			}
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"cont\n\n")
-			http.NewResponseController(w).Flush()
+			startStream(w, `{"choices":[{"index":0,"delta":{"cont`)
 			select { // the rest of a long generation
 			case <-time.After(5 * time.Second):
 			case <-r.Context().Done():

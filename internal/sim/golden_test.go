@@ -1,15 +1,13 @@
 package sim
 
 import (
-	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"github.com/mtkit/mtkit/internal/clitest"
+)
 
 // volatile matches the fields that change from run to run.
 var volatile = regexp.MustCompile(`("created":|"sim_sent_ns":)\d+`)
@@ -44,20 +42,7 @@ func TestSSEGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := volatile.ReplaceAll(b, []byte("${1}0"))
-			path := filepath.Join("testdata", tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("%s differs from the golden file (go test -update to accept):\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			clitest.Golden(t, filepath.Join("testdata", tt.name+".golden"), got)
 		})
 	}
 }

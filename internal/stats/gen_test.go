@@ -123,22 +123,25 @@ func genRecords(cfg genConfig) []record.Record {
 	return out
 }
 
+// jsonl encodes recs as JSON lines.
 func jsonl(t testing.TB, recs []record.Record) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	enc := record.NewJSONEncoder(&b)
-	for i := range recs {
-		if err := enc.Encode(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	encodeAll(t, record.NewJSONEncoder(&b), recs)
 	return b.Bytes()
 }
 
+// parquetBytes encodes recs as a Parquet file.
 func parquetBytes(t testing.TB, recs []record.Record) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	enc := record.NewParquetEncoder(&b)
+	encodeAll(t, record.NewParquetEncoder(&b), recs)
+	return b.Bytes()
+}
+
+// encodeAll encodes recs with enc and closes it.
+func encodeAll(t testing.TB, enc record.Encoder, recs []record.Record) {
+	t.Helper()
 	for i := range recs {
 		if err := enc.Encode(&recs[i]); err != nil {
 			t.Fatal(err)
@@ -147,7 +150,6 @@ func parquetBytes(t testing.TB, recs []record.Record) []byte {
 	if err := enc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return b.Bytes()
 }
 
 var genTestdata = flag.Bool("gen-testdata", false, "regenerate the record files of cmd/mtstats/testdata")

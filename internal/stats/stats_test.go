@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/record"
 )
 
@@ -412,7 +413,7 @@ func TestInterrupt(t *testing.T) {
 	go pw.Write(jsonl(t, recs))
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := make(chan struct{})
-	var out, errb syncBuffer
+	var out, errb clitest.Buffer
 	done := make(chan error)
 	go func() {
 		done <- Run(ctx, Options{Stdin: pr, Out: &out, Err: &errb, Format: FormatJSON, Stop: stop, Every: 20 * time.Millisecond})

@@ -19,23 +19,33 @@ func benchCorpus(b *testing.B) string {
 	return strings.Repeat(string(data), 2<<20/len(data)+1)
 }
 
+// benchTokens loads the tokenizer of spec and reports tokens/s of count
+// over corpus.
+func benchTokens(b *testing.B, spec, corpus string, count func(Tokenizer, string) int) {
+	b.Helper()
+	tok, err := Load(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(corpus)))
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		n += count(tok, corpus)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// encodeLen is the number of tokens of Encode.
+func encodeLen(tok Tokenizer, s string) int { return len(tok.Encode(s)) }
+
 // BenchmarkEncode reports tokens/s on one goroutine for the default
 // built-in encodings and the Qwen3 and Llama-3 tokenizer.json files.
 func BenchmarkEncode(b *testing.B) {
 	corpus := benchCorpus(b)
 	for _, model := range []string{"o200k_base", "cl100k_base", "qwen3", "llama3"} {
 		b.Run(model, func(b *testing.B) {
-			tok, err := Load(specFor(b, model))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(int64(len(corpus)))
-			b.ReportAllocs()
-			n := 0
-			for b.Loop() {
-				n += len(tok.Encode(corpus))
-			}
-			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "tokens/s")
+			benchTokens(b, specFor(b, model), corpus, encodeLen)
 		})
 	}
 }
@@ -45,17 +55,7 @@ func BenchmarkCount(b *testing.B) {
 	corpus := benchCorpus(b)
 	for _, model := range []string{"o200k_base", "cl100k_base", "qwen3"} {
 		b.Run(model, func(b *testing.B) {
-			tok, err := Load(specFor(b, model))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(int64(len(corpus)))
-			b.ReportAllocs()
-			n := 0
-			for b.Loop() {
-				n += tok.Count(corpus)
-			}
-			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "tokens/s")
+			benchTokens(b, specFor(b, model), corpus, Tokenizer.Count)
 		})
 	}
 }
@@ -67,17 +67,7 @@ func BenchmarkEncodeMixed(b *testing.B) {
 	corpus := mixedCorpus(1 << 20)
 	for _, model := range builtinModels {
 		b.Run(model, func(b *testing.B) {
-			tok, err := Load(model)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(int64(len(corpus)))
-			b.ReportAllocs()
-			n := 0
-			for b.Loop() {
-				n += len(tok.Encode(corpus))
-			}
-			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "tokens/s")
+			benchTokens(b, model, corpus, encodeLen)
 		})
 	}
 }

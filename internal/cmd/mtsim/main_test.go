@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -14,29 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/command"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update to accept):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-}
 
 func TestUsage(t *testing.T) {
 	t.Parallel()
@@ -69,7 +48,7 @@ func TestUsage(t *testing.T) {
 					t.Error("no message on stderr")
 				}
 			} else {
-				golden(t, tt.stdout, out.String())
+				clitest.Golden(t, filepath.Join("testdata", tt.stdout), out.Bytes())
 			}
 			if tt.stderrIs != "" && errb.String() != tt.stderrIs {
 				t.Errorf("stderr %q, want %q", errb.String(), tt.stderrIs)
@@ -83,7 +62,7 @@ func TestUsage(t *testing.T) {
 func TestServeUntilSignal(t *testing.T) {
 	t.Parallel()
 	pr, pw := io.Pipe()
-	var errb syncBuffer
+	var errb clitest.Buffer
 	sig := make(chan os.Signal, 1)
 	code := make(chan int, 1)
 	go func() {
