@@ -18,26 +18,46 @@ type Encoder interface {
 }
 
 // JSONEncoder writes records as JSON lines and flushes after each, so a
-// killed process leaves only complete lines.
+// killed process leaves only complete lines. Its output is byte-identical
+// to a json.Encoder's with SetEscapeHTML(false) (see appendRecord).
 type JSONEncoder struct {
 	w   io.Writer
-	enc *json.Encoder
+	buf []byte
+	err error // first write error; like json.Encoder, later Encodes return it
 }
 
 var _ Encoder = (*JSONEncoder)(nil)
 
+// maxKeptBuffer bounds the line buffer kept between records, so one huge
+// record does not pin its memory for the rest of the run.
+const maxKeptBuffer = 1 << 20
+
 // NewJSONEncoder returns an encoder to w. If w has Flush() error, it is
 // called after each record.
 func NewJSONEncoder(w io.Writer) *JSONEncoder {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &JSONEncoder{w: w, enc: enc}
+	return &JSONEncoder{w: w}
 }
 
-// Encode writes r as one line.
+// Encode writes r as one line, in a single Write. A record that cannot be
+// encoded (a time outside RFC 3339, a NaN) writes nothing and returns
+// encoding/json's error.
 func (e *JSONEncoder) Encode(r *Record) error {
-	if err := e.enc.Encode(r); err != nil {
+	if e.err != nil {
+		return e.err
+	}
+	b, err := appendRecord(e.buf[:0], r)
+	if err != nil {
 		return err
+	}
+	b = append(b, '\n')
+	if _, err := e.w.Write(b); err != nil {
+		e.err = err
+		return err
+	}
+	if cap(b) <= maxKeptBuffer {
+		e.buf = b
+	} else {
+		e.buf = nil
 	}
 	return e.Flush()
 }
