@@ -184,9 +184,9 @@ func (a *arraySplitter) scanElement() error {
 	depth := 0
 	inString := false
 	for {
-		buf, err := a.r.Peek(a.r.Buffered())
+		buf, _ := a.r.Peek(a.r.Buffered())
 		if len(buf) == 0 {
-			if _, err = a.r.Peek(1); err != nil {
+			if _, err := a.r.Peek(1); err != nil {
 				if errors.Is(err, io.EOF) && depth == 0 && !inString && len(a.elem) > 0 {
 					return nil // scalar at end; next() reports the missing ']'
 				}

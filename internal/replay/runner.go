@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
@@ -441,6 +440,3 @@ func (r *runner) finish(s *session) {
 		}
 	}
 }
-
-// errAborted is the error of a turn cancelled by the second interrupt.
-var errAborted = errors.New("canceled by interrupt")

@@ -12,6 +12,7 @@ import (
 // Go) repeated.
 func benchCorpus(b *testing.B) string {
 	b.Helper()
+	//lint:ignore SA1019 tests run with the toolchain, whose GOROOT holds the file
 	data, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "testdata", "Isaac.Newton-Opticks.txt"))
 	if err != nil {
 		b.Skipf("corpus: %v", err)

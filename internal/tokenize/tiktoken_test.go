@@ -214,6 +214,7 @@ func mixedCorpus(n int) string {
 // Newton's Opticks (shipped with Go) and on a mixed-script corpus.
 func TestBuiltinCorpus(t *testing.T) {
 	t.Parallel()
+	//lint:ignore SA1019 tests run with the toolchain, whose GOROOT holds the file
 	data, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "testdata", "Isaac.Newton-Opticks.txt"))
 	if err != nil {
 		t.Fatalf("corpus: %v", err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/gen"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/tokenize"
 )
@@ -38,10 +39,10 @@ func (b *bench) tools(ctx context.Context, dir string) error {
 	return nil
 }
 
-// corpusText is Newton's Opticks (shipped with Go), about 0.5 MB.
+// corpusText is mtgen's embedded public-domain corpus (Newton's Opticks
+// and Doyle's Sherlock Holmes), about 1 MB of English.
 func corpusText() (string, error) {
-	data, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "testdata", "Isaac.Newton-Opticks.txt"))
-	return string(data), err
+	return gen.EmbeddedCorpus(), nil
 }
 
 // toolTokenizer encodes the corpus with the Qwen tokenizer.json on one
