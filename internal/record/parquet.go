@@ -330,16 +330,13 @@ func columnarOK(f *parquet.File) bool {
 
 // columnReader fills the records of a row group from one column chunk.
 type columnReader struct {
-	recs   []Record
-	leaf   parquet.LeafColumn
-	spec   colSpec
-	row    int // next row to fill
-	strs   []string
-	dict   parquet.Dictionary
-	i64buf []int64
-	f64buf []float64
-	tbuf   []time.Time
-	vals   []parquet.Value
+	recs []Record
+	leaf parquet.LeafColumn
+	spec colSpec
+	row  int // next row to fill
+	strs []string
+	dict parquet.Dictionary
+	vals []parquet.Value
 }
 
 // readRowGroup decodes all rows of rg into recs (len = rg.NumRows()).
