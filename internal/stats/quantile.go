@@ -1,9 +1,6 @@
 package stats
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // Quantile returns the p-quantile (0 ≤ p ≤ 1) of sorted by linear
 // interpolation between order statistics, pandas' default (Hyndman–Fan
@@ -41,7 +38,7 @@ type Description struct {
 	at                      func(i int) float64     // i-th smallest sample
 }
 
-// Describe sorts xs in place and describes it. The mean and standard
+// Describe sorts xs in place (as slices.Sort would) and describes it. The mean and standard
 // deviation (ddof = 1, as pandas) use a two-pass algorithm for accuracy.
 func Describe(xs []float64) Description { return describe(xs) }
 
@@ -54,7 +51,7 @@ func describe[T float32 | float64](xs []T) Description {
 	if len(xs) == 0 {
 		return d
 	}
-	slices.Sort(xs)
+	sortFloats(xs, nil)
 	var sum float64
 	for _, x := range xs {
 		sum += float64(x)

@@ -1,0 +1,147 @@
+package stats
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// sameBits reports whether a and b hold bit-identical floats.
+func sameBits[T float32 | float64](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(float64(a[i])) != math.Float64bits(float64(b[i])) && !(a[i] != a[i] && b[i] != b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkSort compares sortFloats and describe with slices.Sort and the
+// sort-based description on a copy of xs.
+func checkSort[T float32 | float64](t *testing.T, xs []T) {
+	t.Helper()
+	want := slices.Clone(xs)
+	slices.Sort(want)
+	got := slices.Clone(xs)
+	sortFloats(got, nil)
+	if !sameBits(got, want) {
+		t.Fatalf("n=%d: sortFloats differs from slices.Sort", len(xs))
+	}
+	// The description of the radix-sorted samples is that of the
+	// sort-based one, bit for bit.
+	d := describe(slices.Clone(xs))
+	for _, p := range []float64{0, 0.001, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 0.9999, 1} {
+		if g, w := d.Quantile(p), quantile(want, p); math.Float64bits(g) != math.Float64bits(w) && !(g != g && w != w) {
+			t.Fatalf("n=%d: Q(%g) = %v, want %v", len(xs), p, g, w)
+		}
+	}
+	var sum float64
+	for _, x := range want {
+		sum += float64(x)
+	}
+	if len(xs) > 0 && math.Float64bits(d.Sum) != math.Float64bits(sum) && !(sum != sum) {
+		t.Fatalf("n=%d: sum %v, want %v (sorted order)", len(xs), d.Sum, sum)
+	}
+}
+
+func TestSortFloats(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 9))
+	gens := []struct {
+		name string
+		gen  func(i int) float64
+	}{
+		{"ms", func(int) float64 { return float64(5e6+rng.Int64N(20e6)) / 1e6 }},
+		{"ties", func(int) float64 { return float64(rng.IntN(7)) }},
+		{"signed", func(int) float64 { return rng.NormFloat64() * 1e3 }},
+		{"wide", func(int) float64 { return math.Ldexp(rng.Float64()-0.5, rng.IntN(200)-100) }},
+		{"inf", func(i int) float64 { return []float64{math.Inf(1), math.Inf(-1), 0, 1, -1}[i%5] }},
+		{"const", func(int) float64 { return 42.5 }},
+		{"sorted", func(i int) float64 { return float64(i) }},
+		{"reversed", func(i int) float64 { return float64(-i) }},
+		{"nan", func(i int) float64 {
+			if i%97 == 3 {
+				return math.NaN()
+			}
+			return float64(rng.IntN(100))
+		}},
+		{"negzero", func(i int) float64 { return []float64{0, math.Copysign(0, -1), 1}[i%3] }},
+	}
+	for _, g := range gens {
+		for _, n := range []int{0, 1, 2, 3, radixMin - 1, radixMin, radixMin + 1, 5000, 70000} {
+			xs := make([]float64, n)
+			xs32 := make([]float32, n)
+			for i := range xs {
+				xs[i] = g.gen(i)
+				xs32[i] = float32(xs[i])
+			}
+			checkSort(t, xs)
+			checkSort(t, xs32)
+		}
+	}
+}
+
+// FuzzSortFloats compares the radix sort and the description built on it
+// with slices.Sort on arbitrary samples: any bit pattern, ties, n = 0...
+func FuzzSortFloats(f *testing.F) {
+	f.Add([]byte{1, 2, 3}, uint8(0), uint16(600))
+	f.Add([]byte{0xff, 0xf0, 0, 0, 0, 0, 0, 0}, uint8(1), uint16(1))
+	f.Add([]byte{0x40, 0x31, 0, 0, 0, 0, 0, 0, 0x40, 0x31, 0, 0, 0, 0, 0, 1}, uint8(2), uint16(2000))
+	f.Fuzz(func(t *testing.T, data []byte, mode uint8, n uint16) {
+		// The fuzz input seeds n samples: raw bit patterns (NaN, ±0, ±Inf
+		// included), few distinct values, or float32 counts.
+		if len(data) == 0 {
+			data = []byte{0}
+		}
+		n = n % 4096
+		xs := make([]float64, n)
+		for i := range xs {
+			var w [8]byte
+			for k := range w {
+				w[k] = data[(i*8+k)%len(data)] ^ byte(i*k)
+			}
+			bits := binary.LittleEndian.Uint64(w[:])
+			switch mode % 3 {
+			case 0:
+				xs[i] = math.Float64frombits(bits)
+			case 1:
+				xs[i] = float64(bits % 5)
+			default:
+				xs[i] = float64(bits%1_000_000) / 1e3
+			}
+		}
+		checkSort(t, xs)
+		xs32 := make([]float32, n)
+		for i, x := range xs {
+			xs32[i] = float32(x)
+		}
+		checkSort(t, xs32)
+	})
+}
+
+func BenchmarkSortFloats(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	src := make([]float64, 4_000_000)
+	for i := range src {
+		src[i] = float64(5e6+rng.Int64N(20e6)) / 1e6
+	}
+	xs := make([]float64, len(src))
+	b.Run("radix", func(b *testing.B) {
+		var scratch []float64
+		for b.Loop() {
+			copy(xs, src)
+			scratch = sortFloats(xs, scratch)
+		}
+	})
+	b.Run("slices.Sort", func(b *testing.B) {
+		for b.Loop() {
+			copy(xs, src)
+			slices.Sort(xs)
+		}
+	})
+}
