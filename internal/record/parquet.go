@@ -119,7 +119,9 @@ type ParquetDecoder struct {
 	name   string
 	r      *parquet.GenericReader[Record] // nil in columnar mode
 	file   *parquet.File
-	groups []parquet.RowGroup // columnar mode: row groups left to read
+	groups []parquet.RowGroup  // columnar mode: row groups left to read
+	ahead  []chan decodedGroup // columnar mode: row groups being decoded, in order
+	spare  [][]Record          // columnar mode: consumed (zeroed) buffers
 	buf    []Record
 	i, n   int
 	row    int
@@ -196,29 +198,60 @@ func (d *ParquetDecoder) fill() (ok bool) {
 	return n > 0
 }
 
-// fillColumnar decodes the next non-empty row group into d.buf.
+// parquetAhead is how many row groups the columnar decoder decodes at
+// once, in the background, ahead of Scan.
+const parquetAhead = 2
+
+// decodedGroup is a row group decoded in the background.
+type decodedGroup struct {
+	recs []Record
+	err  error
+}
+
+// fillColumnar makes the next non-empty row group d.buf. Up to
+// parquetAhead row groups are decoded concurrently (columns and row groups
+// are independent); they are handed over in file order.
 func (d *ParquetDecoder) fillColumnar() bool {
-	for len(d.groups) > 0 {
+	if d.buf != nil {
+		d.spare, d.buf = append(d.spare, d.buf[:0]), nil // consumed: Scan zeroed it
+	}
+	for len(d.ahead) < parquetAhead && len(d.groups) > 0 {
 		rg := d.groups[0]
 		d.groups = d.groups[1:]
 		n := int(rg.NumRows())
 		if n == 0 {
 			continue
 		}
-		if cap(d.buf) < n {
-			d.buf = make([]Record, n)
+		var recs []Record
+		if k := len(d.spare) - 1; k >= 0 && cap(d.spare[k]) >= n {
+			recs, d.spare = d.spare[k][:n], d.spare[:k]
+		} else {
+			recs = make([]Record, n)
 		}
-		d.buf = d.buf[:n]
-		clear(d.buf)
-		if err := readRowGroup(d.file, rg, d.buf); err != nil {
-			d.err, d.done = fmt.Errorf("%s: parquet: row %d: %w", d.name, d.row+1, err), true
-			return false
-		}
-		d.i, d.n = 0, n
-		return true
+		ch := make(chan decodedGroup, 1)
+		d.ahead = append(d.ahead, ch)
+		go func(f *parquet.File) {
+			defer func() {
+				if p := recover(); p != nil { // parquet-go panics on some malformed files
+					ch <- decodedGroup{err: fmt.Errorf("%v", p)}
+				}
+			}()
+			err := readRowGroup(f, rg, recs)
+			ch <- decodedGroup{recs: recs, err: err}
+		}(d.file)
 	}
-	d.done = true
-	return false
+	if len(d.ahead) == 0 {
+		d.done = true
+		return false
+	}
+	g := <-d.ahead[0]
+	d.ahead = d.ahead[1:]
+	if g.err != nil {
+		d.err, d.done = fmt.Errorf("%s: parquet: row %d: %w", d.name, d.row+1, g.err), true
+		return false
+	}
+	d.buf, d.i, d.n = g.recs, 0, len(g.recs)
+	return true
 }
 
 // Record returns the record of the last successful Scan.

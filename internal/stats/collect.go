@@ -30,7 +30,10 @@ type collector struct {
 	dedup   dedup
 	in      Inputs
 	files   map[string]*FileStats
-	raw     [][]any // rows of the XLSX "Raw data" sheet
+	// lastFile is the FileStats of the last record: records come in runs
+	// of one input.
+	lastFile *FileStats
+	raw      [][]any // rows of the XLSX "Raw data" sheet
 }
 
 // Inputs describes what was read.
@@ -101,24 +104,120 @@ func groupFunc(by string) (func(*record.Record, string) string, error) {
 // The reader owns fs: after an interrupt it may still be blocked in a
 // read, so only it closes fs.
 func (c *collector) read(fs *record.Files) error {
-	defer fs.Close()
-	for fs.Scan() {
+	if c.live() {
+		defer fs.Close()
+		for fs.Scan() {
+			c.mu.Lock()
+			if c.stopped {
+				c.mu.Unlock()
+				return nil
+			}
+			err := c.add(fs.Err(), fs.Record(), fs.Label(), fs.File())
+			c.mu.Unlock()
+			if err != nil {
+				return err
+			}
+		}
+		return fs.Err()
+	}
+	return c.readPipelined(fs)
+}
+
+// live reports whether an input is stdin, which may be a live pipe: then
+// each record is accounted as soon as it is read, for --every and
+// interrupts. Files are decoded ahead in batches instead.
+func (c *collector) live() bool {
+	if len(c.opts.Inputs) == 0 {
+		return true
+	}
+	for _, p := range c.opts.Inputs {
+		if in := record.ParseInput(p); in.Path == "-" || in.Path == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// readBatch is the number of records decoded ahead and handed over at once.
+const readBatch = 512
+
+// scanned is one Scan of record.Files: a copy of the record, or the
+// problem with its line.
+type scanned struct {
+	err         error
+	rec         record.Record
+	label, file string
+}
+
+// readPipelined decodes the inputs in one goroutine while this one
+// accounts the records, in batches, in the order they were read. The
+// decoders never reuse the memory a record refers to, so a copy of the
+// record stays valid after the next Scan.
+func (c *collector) readPipelined(fs *record.Files) error {
+	full := make(chan []scanned, 4)
+	free := make(chan []scanned, 6)
+	quit := make(chan struct{})
+	var fatal error // written before full is closed
+	go func() {
+		defer close(full)
+		defer fs.Close()
+		b := make([]scanned, 0, readBatch)
+		send := func() bool {
+			select {
+			case full <- b:
+			case <-quit:
+				return false
+			}
+			select {
+			case b = <-free:
+				b = b[:0]
+			default:
+				b = make([]scanned, 0, readBatch)
+			}
+			return true
+		}
+		for fs.Scan() {
+			b = append(b, scanned{err: fs.Err(), label: fs.Label(), file: fs.File()})
+			if s := &b[len(b)-1]; s.err == nil {
+				s.rec = *fs.Record()
+			}
+			if len(b) == readBatch && !send() {
+				return
+			}
+		}
+		if len(b) > 0 && !send() {
+			return
+		}
+		fatal = fs.Err()
+	}()
+	defer close(quit)
+	for b := range full {
 		c.mu.Lock()
 		if c.stopped {
 			c.mu.Unlock()
 			return nil
 		}
-		err := c.add(fs)
+		for i := range b {
+			s := &b[i]
+			if err := c.add(s.err, &s.rec, s.label, s.file); err != nil {
+				c.mu.Unlock()
+				return err
+			}
+		}
 		c.mu.Unlock()
-		if err != nil {
-			return err
+		clear(b) // drop references to the records' strings and lists
+		select {
+		case free <- b:
+		default:
 		}
 	}
-	return fs.Err()
+	return fatal
 }
 
-func (c *collector) add(fs *record.Files) error {
-	if err := fs.Err(); err != nil {
+// add accounts one Scan: the problem err, or the record r of the input
+// labelled label (file is its path).
+func (c *collector) add(err error, r *record.Record, label, file string) error {
+	if err != nil {
 		c.in.Malformed++
 		if errors.Is(err, record.ErrTruncated) {
 			c.in.Truncated++
@@ -133,13 +232,16 @@ func (c *collector) add(fs *record.Files) error {
 		}
 		return nil
 	}
-	r := fs.Record()
 	c.in.Records++
-	fst := c.files[fs.Label()]
-	if fst == nil {
-		fst = &FileStats{Label: fs.Label(), Path: fs.File()}
-		c.files[fs.Label()] = fst
-		c.in.Files = append(c.in.Files, fst)
+	fst := c.lastFile
+	if fst == nil || fst.Label != label {
+		fst = c.files[label]
+		if fst == nil {
+			fst = &FileStats{Label: label, Path: file}
+			c.files[label] = fst
+			c.in.Files = append(c.in.Files, fst)
+		}
+		c.lastFile = fst
 	}
 	fst.Records++
 	if c.dedup.seen(r.Key()) {
@@ -168,7 +270,7 @@ func (c *collector) add(fs *record.Files) error {
 		}
 	}
 	if c.groupBy != nil {
-		k := c.groupBy(r, fs.Label())
+		k := c.groupBy(r, label)
 		g := c.groups[k]
 		if g == nil {
 			g = newAcc(false)
