@@ -451,11 +451,23 @@ func (c *columnReader) page(p parquet.Page) error {
 	data := p.Data()
 	switch c.spec.kind {
 	case colInt:
-		v := data.Int64()
-		each(func(r *Record, j int) { *c.spec.i(r) = int(v[j]) })
+		v, f := data.Int64(), c.spec.i
+		if defs == nil { // required: one value per row
+			for k := range rows {
+				*f(&rows[k]) = int(v[k])
+			}
+			break
+		}
+		each(func(r *Record, j int) { *f(r) = int(v[j]) })
 	case colInt64:
-		v := data.Int64()
-		each(func(r *Record, j int) { *c.spec.i64(r) = v[j] })
+		v, f := data.Int64(), c.spec.i64
+		if defs == nil {
+			for k := range rows {
+				*f(&rows[k]) = v[k]
+			}
+			break
+		}
+		each(func(r *Record, j int) { *f(r) = v[j] })
 	case colInt64Ptr:
 		v := data.Int64()
 		buf := make([]int64, len(v))
@@ -467,8 +479,14 @@ func (c *columnReader) page(p parquet.Page) error {
 		copy(buf, v)
 		each(func(r *Record, j int) { *c.spec.f64p(r) = &buf[j] })
 	case colTime:
-		v := data.Int64()
-		each(func(r *Record, j int) { *c.spec.t(r) = time.Unix(0, v[j]).UTC() })
+		v, f := data.Int64(), c.spec.t
+		if defs == nil {
+			for k := range rows {
+				*f(&rows[k]) = time.Unix(0, v[k]).UTC()
+			}
+			break
+		}
+		each(func(r *Record, j int) { *f(r) = time.Unix(0, v[j]).UTC() })
 	case colTimePtr:
 		v := data.Int64()
 		buf := make([]time.Time, len(v))
