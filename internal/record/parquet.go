@@ -23,13 +23,15 @@ const (
 // readable only once Close has written its footer, so Close must be called
 // on every exit path.
 type ParquetEncoder struct {
-	w         *parquet.GenericWriter[Record]
-	dst       io.Writer
-	batch     []Record
-	pending   int // records in the current row group
-	lastFlush time.Time
-	now       func() time.Time
-	closed    bool
+	w       *parquet.GenericWriter[Record]
+	dst     io.Writer
+	batch   []Record
+	pending int // records in the current row group
+	// rowGroupRows caps a row group (ParquetRowGroupRows).
+	rowGroupRows int
+	lastFlush    time.Time
+	now          func() time.Time
+	closed       bool
 }
 
 var _ Encoder = (*ParquetEncoder)(nil)
@@ -37,12 +39,19 @@ var _ Encoder = (*ParquetEncoder)(nil)
 // NewParquetEncoder returns an encoder writing to w. Close writes the footer
 // and flushes w if it has Flush() error; it does not close w.
 func NewParquetEncoder(w io.Writer) *ParquetEncoder {
+	return newParquetEncoder(w, ParquetRowGroupRows)
+}
+
+// newParquetEncoder is NewParquetEncoder with row groups of at most
+// rowGroupRows records (tests use small groups).
+func newParquetEncoder(w io.Writer, rowGroupRows int) *ParquetEncoder {
 	pw := parquet.NewGenericWriter[Record](w,
 		parquet.Compression(&parquet.Zstd),
-		parquet.MaxRowsPerRowGroup(ParquetRowGroupRows),
+		parquet.MaxRowsPerRowGroup(int64(rowGroupRows)),
 		parquet.CreatedBy("mtkit", "", ""),
 	)
-	return &ParquetEncoder{w: pw, dst: w, now: time.Now, lastFlush: time.Now(), batch: make([]Record, 0, parquetBatch)}
+	return &ParquetEncoder{w: pw, dst: w, now: time.Now, lastFlush: time.Now(), rowGroupRows: rowGroupRows,
+		batch: make([]Record, 0, min(parquetBatch, rowGroupRows))}
 }
 
 // Encode buffers r; rows reach the file with the next row group.
@@ -56,7 +65,7 @@ func (e *ParquetEncoder) Encode(r *Record) error {
 			return err
 		}
 	}
-	if now := e.now(); e.pending+len(e.batch) >= ParquetRowGroupRows || now.Sub(e.lastFlush) >= ParquetFlushInterval {
+	if now := e.now(); e.pending+len(e.batch) >= e.rowGroupRows || now.Sub(e.lastFlush) >= ParquetFlushInterval {
 		return e.Flush()
 	}
 	return nil
@@ -121,11 +130,12 @@ type ParquetDecoder struct {
 	file   *parquet.File
 	groups []parquet.RowGroup  // columnar mode: row groups left to read
 	ahead  []chan decodedGroup // columnar mode: row groups being decoded, in order
-	spare  [][]Record          // columnar mode: consumed (zeroed) buffers
+	spare  [][]Record          // columnar mode: consumed buffers
 	buf    []Record
 	i, n   int
 	row    int
-	rec    Record
+	cur    *Record // in buf
+	rec    Record  // zero: Record before the first Scan
 	err    error
 	done   bool
 	total  int64
@@ -167,11 +177,10 @@ func (d *ParquetDecoder) Scan() bool {
 			return false
 		}
 	}
-	d.rec = d.buf[d.i]
-	d.buf[d.i] = Record{}
+	d.cur = &d.buf[d.i] // valid until the next fill reuses the buffer
 	d.i++
 	d.row++
-	if err := d.rec.validate(); err != nil {
+	if err := d.cur.validate(); err != nil {
 		d.err = &SyntaxError{File: d.name, Line: d.row, Err: err}
 	}
 	return true
@@ -186,6 +195,7 @@ func (d *ParquetDecoder) fill() (ok bool) {
 	if d.r == nil {
 		return d.fillColumnar()
 	}
+	clear(d.buf) // the reader may reuse the slices of the rows it fills
 	n, err := d.r.Read(d.buf)
 	d.i, d.n = 0, n
 	if err != nil {
@@ -213,7 +223,7 @@ type decodedGroup struct {
 // are independent); they are handed over in file order.
 func (d *ParquetDecoder) fillColumnar() bool {
 	if d.buf != nil {
-		d.spare, d.buf = append(d.spare, d.buf[:0]), nil // consumed: Scan zeroed it
+		d.spare, d.buf = append(d.spare, d.buf[:0]), nil
 	}
 	for len(d.ahead) < parquetAhead && len(d.groups) > 0 {
 		rg := d.groups[0]
@@ -236,6 +246,7 @@ func (d *ParquetDecoder) fillColumnar() bool {
 					ch <- decodedGroup{err: fmt.Errorf("%v", p)}
 				}
 			}()
+			clear(recs) // a reused buffer holds the rows of an earlier group
 			err := readRowGroup(f, rg, recs)
 			ch <- decodedGroup{recs: recs, err: err}
 		}(d.file)
@@ -255,7 +266,12 @@ func (d *ParquetDecoder) fillColumnar() bool {
 }
 
 // Record returns the record of the last successful Scan.
-func (d *ParquetDecoder) Record() *Record { return &d.rec }
+func (d *ParquetDecoder) Record() *Record {
+	if d.cur == nil {
+		return &d.rec
+	}
+	return d.cur
+}
 
 // Err returns the problem with the last row, or a read error.
 func (d *ParquetDecoder) Err() error { return d.err }

@@ -24,8 +24,14 @@ func diffRecords(want, got []Record) string {
 // encodeParquet encodes recs as a Parquet file; closing it twice is no error.
 func encodeParquet(t testing.TB, recs []Record) []byte {
 	t.Helper()
+	return encodeParquetGroups(t, recs, ParquetRowGroupRows)
+}
+
+// encodeParquetGroups encodes with row groups of at most rows records.
+func encodeParquetGroups(t testing.TB, recs []Record, rows int) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	enc := NewParquetEncoder(&buf)
+	enc := newParquetEncoder(&buf, rows)
 	encodeAll(t, enc, recs)
 	if err := enc.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
@@ -55,9 +61,10 @@ func decodeParquet(t testing.TB, data []byte) []Record {
 
 func TestParquetRoundTrip(t *testing.T) {
 	t.Parallel()
-	for _, n := range []int{0, 1, 3000, ParquetRowGroupRows + 10} {
+	// Row groups of 1,000 records: 3,010 records span four of them.
+	for _, n := range []int{0, 1, 999, 1000, 3010} {
 		recs := genRecords(uint64(n), n)
-		got := decodeParquet(t, encodeParquet(t, recs))
+		got := decodeParquet(t, encodeParquetGroups(t, recs, 1000))
 		if d := diffRecords(recs, got); d != "" {
 			t.Fatalf("n=%d: %s", n, d)
 		}
@@ -234,7 +241,7 @@ func TestParquetColumnar(t *testing.T) {
 	t.Parallel()
 	recs := genRecords(41, 5000)
 	recs[3].Error, recs[4].ServerExtra, recs[5].VerifyMismatch = "boom ☃", `{"k":1}`, Ptr(true)
-	recs[6].ITLNs = make([]int64, 100000) // spans pages
+	recs[6].ITLNs = make([]int64, 20000) // spans pages
 	for i := range recs[6].ITLNs {
 		recs[6].ITLNs[i] = int64(i)
 	}
