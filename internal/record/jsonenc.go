@@ -279,13 +279,117 @@ func (e *jsonAppender) bool(v bool) {
 // outside 0–9999, zone offset of 24 hours or more) fails the record.
 func (e *jsonAppender) time(t time.Time) {
 	n := len(e.b)
-	b, err := t.AppendText(append(e.b, '"'))
-	if err != nil {
-		e.b, e.ok = e.b[:n], false
-		return
+	b := append(e.b, '"')
+	b, ok := appendRFC3339(b, t)
+	if !ok {
+		// Near or beyond the limits: time's own formatter decides.
+		var err error
+		if b, err = t.AppendText(b); err != nil {
+			e.b, e.ok = e.b[:n], false
+			return
+		}
 	}
 	e.b = append(b, '"')
 }
+
+// Seconds since 1970 of 0000-01-01 and of 10000-01-01 (UTC).
+const minRFC3339Sec, maxRFC3339Sec = -62167219200, 253402300800
+
+const secondsPerDay = 86400
+
+// appendRFC3339 appends t as t.AppendText does (the layout RFC3339Nano);
+// it reports false, having appended nothing, for times outside years
+// 1–9998 or with a zone offset of 24 hours or more, whose formatting (or
+// error) is left to the time package.
+func appendRFC3339(b []byte, t time.Time) ([]byte, bool) {
+	unix := t.Unix()
+	if unix < minRFC3339Sec+366*secondsPerDay || unix >= maxRFC3339Sec-366*secondsPerDay {
+		return b, false
+	}
+	_, offset := t.Zone()
+	zone := offset / 60 // minutes, truncated as time does
+	if zone <= -24*60 || zone >= 24*60 {
+		return b, false
+	}
+	sec := unix + int64(offset) // wall clock in t's zone
+	days := sec / secondsPerDay
+	clock := int(sec - days*secondsPerDay)
+	if clock < 0 {
+		clock += secondsPerDay
+		days--
+	}
+	year, month, day := civilDate(days)
+
+	n := len(b)
+	b = append(b, "0000-00-00T00:00:00"...)
+	d := b[n:]
+	put2(d[0:], year/100)
+	put2(d[2:], year%100)
+	put2(d[5:], month)
+	put2(d[8:], day)
+	put2(d[11:], clock/3600)
+	put2(d[14:], clock/60%60)
+	put2(d[17:], clock%60)
+
+	if ns := t.Nanosecond(); ns != 0 {
+		b = append(b, ".000000000"...)
+		frac := b[len(b)-9:]
+		for i := 8; i >= 0; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		for b[len(b)-1] == '0' {
+			b = b[:len(b)-1]
+		}
+	}
+
+	if offset == 0 {
+		return append(b, 'Z'), true
+	}
+	sign := byte('+')
+	if zone < 0 {
+		sign, zone = '-', -zone
+	}
+	n = len(b)
+	b = append(b, sign, '0', '0', ':', '0', '0')
+	put2(b[n+1:], zone/60)
+	put2(b[n+4:], zone%60)
+	return b, true
+}
+
+// civilDate returns the proleptic Gregorian date of the given day
+// counted from 1970-01-01 (H. Hinnant's days_from_civil inverse).
+func civilDate(days int64) (year, month, day int) {
+	z := days + 719468 // days since 0000-03-01
+	era := z / 146097
+	if z < 0 && z%146097 != 0 {
+		era--
+	}
+	doe := z - era*146097                                  // [0, 146096]
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
+	doy := doe - (365*yoe + yoe/4 - yoe/100)               // [0, 365], from March 1
+	mp := (5*doy + 2) / 153                                // [0, 11], March is 0
+	day = int(doy - (153*mp+2)/5 + 1)
+	month = int(mp + 3)
+	if month > 12 {
+		month -= 12
+	}
+	year = int(yoe + era*400)
+	if month <= 2 {
+		year++
+	}
+	return year, month, day
+}
+
+// put2 writes v (0–99) as two digits at d[0:2].
+func put2(d []byte, v int) {
+	d[0], d[1] = digitPairs[2*v], digitPairs[2*v+1]
+}
+
+// digitPairs holds "00" to "99".
+const digitPairs = "00010203040506070809" + "10111213141516171819" + "20212223242526272829" +
+	"30313233343536373839" + "40414243444546474849" + "50515253545556575859" + "60616263646566676869" +
+	"70717273747576777879" + "80818283848586878889" + "90919293949596979899"
 
 // float writes f as encoding/json writes a float64: like ES6's
 // number-to-string, 'f' format except for magnitudes below 1e-6 or from

@@ -426,9 +426,6 @@ var fuzzZones = func() []*time.Location {
 	return zones
 }()
 
-// Seconds since 1970 of 0000-01-01 and of 10000-01-01.
-const minRFC3339Sec, maxRFC3339Sec = -62167219200, 253402300800
-
 func (f *fuzzBits) time() time.Time {
 	mode := f.byte()
 	if mode%16 == 0 {
@@ -687,5 +684,49 @@ func BenchmarkEncodeJSONL(b *testing.B) {
 				b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "records/s")
 			})
 		}
+	}
+}
+
+// TestAppendRFC3339 compares the time formatter with the time package's
+// day by day across century and leap-year boundaries, and at random
+// instants with random zones; it must handle all but the first and last
+// year and zone offsets of a day or more.
+func TestAppendRFC3339(t *testing.T) {
+	t.Parallel()
+	check := func(tm time.Time) {
+		t.Helper()
+		want, wantErr := tm.AppendText(nil)
+		got, ok := appendRFC3339([]byte("x"), tm)
+		if !ok {
+			if _, off := tm.Zone(); 2 <= tm.UTC().Year() && tm.UTC().Year() <= 9997 && -24*3600 < off && off < 24*3600 {
+				t.Errorf("%v: left to the time package", tm)
+			}
+			if string(got) != "x" {
+				t.Fatalf("%v: rejected but appended %q", tm, got)
+			}
+			return
+		}
+		if wantErr != nil || string(got[1:]) != string(want) {
+			t.Fatalf("%v (unix %d): got %q, want %q (%v)", tm, tm.Unix(), got[1:], want, wantErr)
+		}
+	}
+	zones := append([]*time.Location{time.FixedZone("", -30), time.FixedZone("", 30), time.FixedZone("", -(24*3600 - 1)),
+		time.FixedZone("", 24*3600-1), time.FixedZone("", -24*3600), time.FixedZone("", 14*3600)}, fuzzZones...)
+	for _, years := range [][2]int{{0, 3}, {1, 1}, {1599, 1601}, {1899, 1901}, {1969, 1971}, {1999, 2001}, {2099, 2101}, {9997, 9999}} {
+		for tm := time.Date(years[0], 1, 1, 0, 0, 0, 0, time.UTC); tm.Year() <= years[1]; tm = tm.Add(24 * time.Hour) {
+			for _, d := range []time.Duration{0, 1, 999_999_999, time.Hour*23 + 59*time.Minute + 59*time.Second + 100} {
+				check(tm.Add(d))
+				check(tm.Add(-d))
+			}
+			check(tm.In(zones[tm.YearDay()%len(zones)]))
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100_000 {
+		sec := -62167219200 - 1e7 + rng.Int64N(253402300800+62167219200+2e7)
+		unit := []int64{1, 1e3, 1e6, 1e9}[rng.IntN(4)] // precision, for trailing zeros
+		tm := time.Unix(sec, rng.Int64N(1e9)/unit*unit)
+		check(tm.In(zones[rng.IntN(len(zones))]))
+		check(tm.UTC())
 	}
 }
