@@ -105,22 +105,27 @@ func groupFunc(by string) (func(*record.Record, string) string, error) {
 // read, so only it closes fs.
 func (c *collector) read(fs *record.Files) error {
 	if c.live() {
-		defer fs.Close()
-		for fs.Scan() {
-			c.mu.Lock()
-			if c.stopped {
-				c.mu.Unlock()
-				return nil
-			}
-			err := c.add(fs.Err(), fs.Record(), fs.Label(), fs.File())
-			c.mu.Unlock()
-			if err != nil {
-				return err
-			}
-		}
-		return fs.Err()
+		return c.readLive(fs)
 	}
 	return c.readPipelined(fs)
+}
+
+// readLive accounts each record as soon as it is read.
+func (c *collector) readLive(fs *record.Files) error {
+	defer fs.Close()
+	for fs.Scan() {
+		c.mu.Lock()
+		if c.stopped {
+			c.mu.Unlock()
+			return nil
+		}
+		err := c.add(fs.Err(), fs.Record(), fs.Label(), fs.File())
+		c.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return fs.Err()
 }
 
 // live reports whether an input is stdin, which may be a live pipe: then
