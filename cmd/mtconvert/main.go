@@ -10,8 +10,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,9 +21,7 @@ import (
 )
 
 func main() {
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	os.Exit(run(context.Background(), os.Args, command.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Signals: sig}))
+	os.Exit(run(context.Background(), os.Args, command.OSStreams()))
 }
 
 const usageText = `mtconvert [options] [FILE ...]   (no FILE or "-": stdin; options go before the files)

@@ -9,9 +9,7 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -39,9 +37,7 @@ Examples:
    mtgen -n 1000 --prefix-groups 8 --system-prefix-tokens 2000 --stats | mtrun ...`
 
 func main() {
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	os.Exit(run(command.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Signals: sig}, os.Args))
+	os.Exit(run(command.OSStreams(), os.Args))
 }
 
 // run is mtgen with injected streams; it returns the exit code.

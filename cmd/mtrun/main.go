@@ -14,15 +14,10 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/mtkit/mtkit/internal/command"
 )
 
 func main() {
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	s := command.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Signals: sig}
-	os.Exit(command.Run(context.Background(), newApp(s), os.Args))
+	os.Exit(command.Run(context.Background(), newApp(command.OSStreams()), os.Args))
 }

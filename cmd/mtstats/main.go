@@ -8,9 +8,7 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -46,9 +44,7 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimit)
 	}
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	os.Exit(run(command.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Signals: sig}, os.Args))
+	os.Exit(run(command.OSStreams(), os.Args))
 }
 
 // run is mtstats with injected streams; it returns the exit code.

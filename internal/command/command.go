@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -32,6 +34,14 @@ type Streams struct {
 	Err io.Writer
 	// Signals delivers interrupts (SIGINT, SIGTERM); nil means none.
 	Signals <-chan os.Signal
+}
+
+// OSStreams returns the process's standard streams, with SIGINT and
+// SIGTERM delivered on Signals.
+func OSStreams() Streams {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Signals: sig}
 }
 
 // IsTerminal reports whether w is a terminal (progress is drawn only then).

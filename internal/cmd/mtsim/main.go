@@ -9,8 +9,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,9 +17,7 @@ import (
 )
 
 func main() {
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	os.Exit(run(context.Background(), os.Args, command.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Signals: sig}))
+	os.Exit(run(context.Background(), os.Args, command.OSStreams()))
 }
 
 const usageText = `mtsim [--addr HOST:PORT] [--config SPEC] [--seed N]
