@@ -1,3 +1,8 @@
+// Package dist parses and samples the random distributions of mtkit
+// workloads (constant, uniform, lognormal, zipf, poisson, exponential), as
+// written in vLLM's generate_conversations config or in the compact flag
+// syntax (see Syntax). Sampling uses portable math so a seed gives the same
+// values on every machine.
 package dist
 
 import (
