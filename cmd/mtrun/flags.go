@@ -79,7 +79,7 @@ before each turn, per user (a think time, not an arrival rate).`
 		&cli.StringFlag{Name: "run-id", Usage: "run id written in every record (default: time + random)"},
 		&cli.IntFlag{Name: "shard", Usage: "shard number written in every record"},
 		&cli.BoolFlag{Name: "sim", Usage: "start the built-in simulator on 127.0.0.1 and run against it"},
-		&cli.StringFlag{Name: "sim-config", Usage: "simulator `SPEC`, e.g. ttft=30ms,decode=5ms,cache=200000 (see mtsim --help)"},
+		&cli.StringFlag{Name: "sim-config", Value: "preset=realistic", Usage: "simulator `SPEC`, e.g. preset=zero or ttft=30ms,decode=5ms,cache=200000 (see mtsim --help)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary on stderr"},
 		&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of mtrun itself to `FILE` (go tool pprof)"},
 	}

@@ -176,11 +176,9 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		return err
 	}
 	if o.sim {
-		cfg := sim.Config{}
-		if o.simSpec != "" {
-			if cfg, err = sim.ParseConfig(o.simSpec); err != nil {
-				return command.Usagef("--sim-config: %v", err)
-			}
+		cfg, err := sim.ParseConfig(o.simSpec)
+		if err != nil {
+			return command.Usagef("--sim-config: %v", err)
 		}
 		srv, err := sim.Start(ctx, cfg)
 		if err != nil {
