@@ -75,3 +75,17 @@ func golden(t testing.TB, path string, got []byte, update bool) {
 		t.Errorf("%s differs from the output (go test -update accepts the output):\n%s", path, Diff(path, want, "got", got))
 	}
 }
+
+// InDoc checks that the document at path (e.g. ../../README.md) contains
+// want verbatim, such as a tool's current --help output, so examples in
+// the docs cannot go stale.
+func InDoc(t testing.TB, path string, what string, want []byte) {
+	t.Helper()
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("doc: %v", err)
+	}
+	if !bytes.Contains(doc, want) {
+		t.Errorf("%s does not contain the current %s; paste it in:\n%s", path, what, want)
+	}
+}

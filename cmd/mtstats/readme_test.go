@@ -1,0 +1,19 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/mtkit/mtkit/internal/clitest"
+	"github.com/mtkit/mtkit/internal/command"
+)
+
+// TestReadmeHelp keeps the --help output in README.md current.
+func TestReadmeHelp(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	if code := run(command.Streams{In: &bytes.Buffer{}, Out: &out, Err: &errb}, []string{"mtstats", "--help"}); code != 0 {
+		t.Fatalf("--help: exit %d, %s", code, errb.String())
+	}
+	clitest.InDoc(t, "../../README.md", "mtstats --help", out.Bytes())
+}
