@@ -7,7 +7,7 @@ import (
 	"github.com/mtkit/mtkit/internal/clitest"
 )
 
-// TestReadmeHelp keeps the --help output in README.md current
+// TestReadmeHelp keeps the --help output in README.md and docs/mtgen.md current
 // (testdata/help.stdout is checked against the binary by TestGolden).
 func TestReadmeHelp(t *testing.T) {
 	t.Parallel()
@@ -16,4 +16,5 @@ func TestReadmeHelp(t *testing.T) {
 		t.Fatal(err)
 	}
 	clitest.InDoc(t, "../../README.md", "mtgen --help", help)
+	clitest.InDoc(t, "../../docs/mtgen.md", "mtgen --help", help)
 }
