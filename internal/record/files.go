@@ -26,6 +26,7 @@ type Decoder interface {
 var (
 	_ Decoder = (*JSONDecoder)(nil)
 	_ Decoder = (*ParquetDecoder)(nil)
+	_ Decoder = (*parallelJSONDecoder)(nil)
 )
 
 // Files reads records from a sequence of inputs, like
@@ -33,11 +34,18 @@ var (
 // Stdin, or "label=path" to name the input in reports. With no paths it
 // reads Stdin. The format of each input is sniffed from its first bytes:
 // Parquet ("PAR1", files only), gzip or zstd compressed JSONL, or JSONL.
-// Stdin is decoded as it arrives, so live pipes work.
+// Stdin is decoded as it arrives, so live pipes work; JSONL files are
+// decoded ahead on several goroutines, in chunks of lines, with the same
+// results in the same order.
 type Files struct {
 	Paths []string
 	// Stdin is read for "-"; nil means no stdin.
 	Stdin io.Reader
+
+	// sequential turns off parallel decoding (tests compare the two).
+	sequential bool
+	// chunkSize overrides parChunkSize (tests use small chunks).
+	chunkSize int
 
 	started bool
 	idx     int
@@ -162,8 +170,14 @@ func (f *Files) open(in Input) error {
 		fh.Close()
 		return fmt.Errorf("%s: compressed Parquet: decompress it first (Parquet compresses its own pages)", in.Path)
 	}
-	f.dec = NewJSONDecoder(r, in.Path)
-	f.closer = func() error { release(); return fh.Close() }
+	if f.sequential {
+		f.dec = NewJSONDecoder(r, in.Path)
+		f.closer = func() error { release(); return fh.Close() }
+		return nil
+	}
+	pd := newParallelJSONDecoder(r, in.Path, f.chunkSize)
+	f.dec = pd
+	f.closer = func() error { pd.Close(); release(); return fh.Close() }
 	return nil
 }
 

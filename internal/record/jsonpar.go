@@ -1,0 +1,330 @@
+package record
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/mtkit/mtkit/internal/jsonl"
+)
+
+// Parallel decoding of JSONL files. A reader goroutine cuts the input into
+// chunks of whole lines, workers decode the chunks into batches, and Scan
+// hands the batches out strictly in input order. The result is the same as
+// JSONDecoder's, line numbers and errors included; only files use it, since
+// a chunk waits for its last line and a live pipe must deliver each record
+// as soon as its line arrives.
+
+const (
+	// parChunkSize is the size of the chunks cut from the input; a line
+	// longer than that makes its chunk grow to hold it.
+	parChunkSize = 1 << 20
+	// parAhead is the number of chunks read ahead of Scan, which bounds
+	// the memory in flight to about (parAhead+2) chunks and their records.
+	parAhead = 4
+	// maxParWorkers caps the decoding goroutines.
+	maxParWorkers = 4
+)
+
+// parItem is one non-blank line of a chunk: its record, or its problem.
+type parItem struct {
+	rec  Record
+	err  error // the problem, not yet located (see parallelJSONDecoder.Scan)
+	line int   // 1-based line number within the chunk
+}
+
+// parBatch is a decoded chunk.
+type parBatch struct {
+	items []parItem
+	lines int // lines the chunk ends (its newlines, plus an unterminated last line)
+}
+
+// parJob is a chunk to decode; the batch goes to res.
+type parJob struct {
+	data []byte
+	last bool // data reaches the end of the input
+	res  chan *parBatch
+}
+
+// parallelJSONDecoder decodes JSONL from a file on several goroutines; it
+// implements Decoder like JSONDecoder, with the same results.
+type parallelJSONDecoder struct {
+	name  string
+	chunk int
+
+	order chan chan *parBatch // one result per chunk, in input order
+	jobs  chan parJob
+	quit  chan struct{}
+	bufs  chan []byte    // chunk buffers for reuse
+	items chan []parItem // batch slices for reuse
+	wg    sync.WaitGroup
+	rerr  error // the read error; written before order is closed
+
+	cur    *parBatch
+	pos    int
+	base   int // lines before cur
+	err    error
+	fatal  bool
+	closed bool
+}
+
+// newParallelJSONDecoder starts decoding r (already decompressed); name is
+// used in errors. chunk is the chunk size (0 for the default). Close stops
+// the goroutines; it must be called before r is closed.
+func newParallelJSONDecoder(r io.Reader, name string, chunk int) *parallelJSONDecoder {
+	if chunk <= 0 {
+		chunk = parChunkSize
+	}
+	workers := min(max(runtime.GOMAXPROCS(0), 1), maxParWorkers)
+	d := &parallelJSONDecoder{
+		name:  name,
+		chunk: chunk,
+		order: make(chan chan *parBatch, parAhead),
+		jobs:  make(chan parJob, parAhead),
+		quit:  make(chan struct{}),
+		bufs:  make(chan []byte, parAhead+2),
+		items: make(chan []parItem, parAhead+2),
+	}
+	d.wg.Add(1 + workers)
+	go d.read(r)
+	for range workers {
+		go d.work()
+	}
+	return d
+}
+
+// read cuts r into chunks that end after a newline and queues them. A
+// chunk is queued only once the next read shows whether more data follows,
+// so the chunk that reaches the end of the input is marked last.
+func (d *parallelJSONDecoder) read(r io.Reader) {
+	defer d.wg.Done()
+	defer close(d.jobs)
+	defer close(d.order)
+	var (
+		pending []byte // complete lines waiting for the next read
+		carry   []byte // the start of a line that continues
+		size    = d.chunk
+	)
+	send := func(data []byte, last bool) bool {
+		if len(data) == 0 {
+			return true
+		}
+		res := make(chan *parBatch, 1)
+		select {
+		case d.order <- res:
+		case <-d.quit:
+			return false
+		}
+		select {
+		case d.jobs <- parJob{data: data, last: last, res: res}:
+			return true
+		case <-d.quit:
+			return false
+		}
+	}
+	for {
+		buf := d.buffer(max(size, 2*len(carry)))
+		buf = append(buf, carry...)
+		n, err := readFull(r, buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			// The input ends: in pending when nothing follows it.
+			if len(buf) == 0 {
+				send(pending, true)
+				return
+			}
+			if send(pending, false) {
+				send(buf, true)
+			}
+			return
+		case err != nil:
+			// Like JSONDecoder, deliver the complete lines read so far,
+			// then the error; an unterminated line is lost.
+			if !send(pending, false) {
+				return
+			}
+			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 && !send(buf[:i+1], false) {
+				return
+			}
+			d.rerr = err
+			return
+		}
+		i := bytes.LastIndexByte(buf, '\n')
+		if i < 0 {
+			// A line longer than the buffer: read on into a bigger one.
+			carry = buf
+			size = 2 * cap(buf)
+			continue
+		}
+		if !send(pending, false) {
+			return
+		}
+		// carry shares buf's array beyond pending; it is copied into the
+		// next buffer before pending is queued and its buffer reused.
+		pending, carry = buf[:i+1], buf[i+1:]
+		size = d.chunk
+	}
+}
+
+// readFull reads into p until it is full, the input ends (io.EOF, possibly
+// with data) or a read fails.
+func readFull(r io.Reader, p []byte) (int, error) {
+	n := 0
+	zero := 0
+	for n < len(p) {
+		m, err := r.Read(p[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			if zero++; zero >= 100 {
+				return n, io.ErrNoProgress
+			}
+		}
+	}
+	return n, nil
+}
+
+// buffer returns an empty chunk buffer with room for at least size bytes.
+func (d *parallelJSONDecoder) buffer(size int) []byte {
+	select {
+	case b := <-d.bufs:
+		if cap(b) >= size {
+			return b[:0]
+		}
+	default:
+	}
+	return make([]byte, 0, size)
+}
+
+// work decodes chunks until the reader is done or Close is called.
+func (d *parallelJSONDecoder) work() {
+	defer d.wg.Done()
+	var cache decodeCache
+	for {
+		var j parJob
+		var ok bool
+		select {
+		case j, ok = <-d.jobs:
+			if !ok {
+				return
+			}
+		case <-d.quit:
+			return
+		}
+		var items []parItem
+		select {
+		case items = <-d.items:
+		default:
+		}
+		b := decodeChunk(j.data, j.last, items[:0], &cache)
+		// The records copy what they keep, so the chunk can be reused.
+		if cap(j.data) <= 2*d.chunk {
+			select {
+			case d.bufs <- j.data[:0]:
+			default:
+			}
+		}
+		j.res <- b // buffered: never blocks
+	}
+}
+
+// decodeChunk decodes the lines of data the way JSONDecoder.Scan does;
+// last says data ends the input, where a cut-short line is ErrTruncated.
+func decodeChunk(data []byte, last bool, items []parItem, cache *decodeCache) *parBatch {
+	b := &parBatch{}
+	for off := 0; off < len(data); {
+		end := len(data)
+		next := end
+		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
+			end = off + i
+			next = end + 1
+		}
+		raw := data[off:end]
+		off = next
+		b.lines++
+		line := bytes.TrimSpace(raw)
+		if len(line) == 0 {
+			continue
+		}
+		items = append(items, parItem{line: b.lines})
+		it := &items[len(items)-1]
+		if err := unmarshalRecord(line, &it.rec, cache); err != nil {
+			if last && next == len(data) && isTruncated(err) {
+				it.err = ErrTruncated
+			} else {
+				it.err = jsonl.FieldError(err)
+			}
+		} else if err := it.rec.validate(); err != nil {
+			it.err = err
+		}
+	}
+	b.items = items
+	return b
+}
+
+// Scan advances to the next line, like JSONDecoder.Scan.
+func (d *parallelJSONDecoder) Scan() bool {
+	if d.fatal {
+		return false
+	}
+	d.err = nil
+	for d.cur == nil || d.pos >= len(d.cur.items) {
+		if d.cur != nil {
+			d.base += d.cur.lines
+			d.recycle(d.cur)
+			d.cur = nil
+		}
+		res, ok := <-d.order
+		if !ok {
+			if d.rerr != nil {
+				d.err = fmt.Errorf("%s: %w", d.name, d.rerr)
+			}
+			d.fatal = true
+			return false
+		}
+		d.cur, d.pos = <-res, 0
+	}
+	it := &d.cur.items[d.pos]
+	d.pos++
+	if it.err != nil {
+		d.err = &SyntaxError{File: d.name, Line: d.base + it.line, Err: it.err}
+	}
+	return true
+}
+
+// recycle hands a consumed batch's slice back to the workers.
+func (d *parallelJSONDecoder) recycle(b *parBatch) {
+	clear(b.items) // drop references to the records' strings and lists
+	select {
+	case d.items <- b.items[:0]:
+	default:
+	}
+}
+
+// Record returns the record of the last successful Scan.
+func (d *parallelJSONDecoder) Record() *Record {
+	if d.cur == nil || d.pos == 0 {
+		return &Record{}
+	}
+	return &d.cur.items[d.pos-1].rec
+}
+
+// Err returns the problem with the last line, or a read error.
+func (d *parallelJSONDecoder) Err() error { return d.err }
+
+// Close stops the goroutines and waits for them, so the input can be
+// closed. It is idempotent.
+func (d *parallelJSONDecoder) Close() {
+	if d.closed {
+		return
+	}
+	d.closed = true
+	close(d.quit)
+	d.wg.Wait()
+}
