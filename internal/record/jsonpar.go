@@ -63,6 +63,10 @@ type parallelJSONDecoder struct {
 	wg    sync.WaitGroup
 	rerr  error // the read error; written before order is closed
 
+	// inline, with a single CPU, reads and decodes in Scan instead.
+	inline *chunker
+	cache  decodeCache
+
 	cur    *parBatch
 	pos    int
 	base   int // lines before cur
@@ -71,14 +75,21 @@ type parallelJSONDecoder struct {
 	closed bool
 }
 
-// newParallelJSONDecoder starts decoding r (already decompressed); name is
-// used in errors. chunk is the chunk size (0 for the default). Close stops
-// the goroutines; it must be called before r is closed.
+// newParallelJSONDecoder starts decoding r (already decompressed) on
+// GOMAXPROCS workers, at most maxParWorkers; name is used in errors. chunk
+// is the chunk size (0 for the default). Close stops the goroutines; it
+// must be called before r is closed.
 func newParallelJSONDecoder(r io.Reader, name string, chunk int) *parallelJSONDecoder {
+	return newChunkedJSONDecoder(r, name, chunk, min(runtime.GOMAXPROCS(0), maxParWorkers))
+}
+
+// newChunkedJSONDecoder is newParallelJSONDecoder with a number of
+// workers; with fewer than 2 it starts no goroutine and decodes each chunk
+// in Scan, deterministically.
+func newChunkedJSONDecoder(r io.Reader, name string, chunk, workers int) *parallelJSONDecoder {
 	if chunk <= 0 {
 		chunk = parChunkSize
 	}
-	workers := min(max(runtime.GOMAXPROCS(0), 1), maxParWorkers)
 	d := &parallelJSONDecoder{
 		name:  name,
 		chunk: chunk,
@@ -88,6 +99,10 @@ func newParallelJSONDecoder(r io.Reader, name string, chunk int) *parallelJSONDe
 		bufs:  make(chan []byte, parAhead+2),
 		items: make(chan []parItem, parAhead+2),
 	}
+	if workers < 2 {
+		d.inline = &chunker{r: r, size: chunk, buffer: d.buffer}
+		return d
+	}
 	d.wg.Add(1 + workers)
 	go d.read(r)
 	for range workers {
@@ -96,78 +111,114 @@ func newParallelJSONDecoder(r io.Reader, name string, chunk int) *parallelJSONDe
 	return d
 }
 
-// read cuts r into chunks that end after a newline and queues them. A
-// chunk is queued only once the next read shows whether more data follows,
-// so the chunk that reaches the end of the input is marked last.
+// read queues the chunks of r for the workers.
 func (d *parallelJSONDecoder) read(r io.Reader) {
 	defer d.wg.Done()
 	defer close(d.jobs)
 	defer close(d.order)
-	var (
-		pending []byte // complete lines waiting for the next read
-		carry   []byte // the start of a line that continues
-		size    = d.chunk
-	)
-	send := func(data []byte, last bool) bool {
-		if len(data) == 0 {
-			return true
+	c := chunker{r: r, size: d.chunk, buffer: d.buffer}
+	for {
+		data, last, ok := c.next()
+		if !ok {
+			d.rerr = c.err
+			return
 		}
 		res := make(chan *parBatch, 1)
 		select {
 		case d.order <- res:
 		case <-d.quit:
-			return false
+			return
 		}
 		select {
 		case d.jobs <- parJob{data: data, last: last, res: res}:
-			return true
 		case <-d.quit:
-			return false
+			return
 		}
 	}
-	for {
-		buf := d.buffer(max(size, 2*len(carry)))
-		buf = append(buf, carry...)
-		n, err := readFull(r, buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		switch {
-		case errors.Is(err, io.EOF):
-			// The input ends: in pending when nothing follows it.
-			if len(buf) == 0 {
-				send(pending, true)
-				return
-			}
-			if send(pending, false) {
-				send(buf, true)
-			}
-			return
-		case err != nil:
-			// Like JSONDecoder, deliver the complete lines read so far,
-			// then the error; an unterminated line is lost.
-			if !send(pending, false) {
-				return
-			}
-			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 && !send(buf[:i+1], false) {
-				return
-			}
-			d.rerr = err
-			return
+}
+
+// chunker cuts an input into chunks that end after a newline. A chunk is
+// returned only once the next read shows whether more data follows, so
+// the chunk that reaches the end of the input is marked last.
+type chunker struct {
+	r      io.Reader
+	size   int              // the chunk size
+	buffer func(int) []byte // an empty buffer with room for n bytes
+	err    error            // the read error, once next returned false
+
+	pending []byte // complete lines waiting for the next read
+	carry   []byte // the start of a line that continues
+	out     []chunk
+	done    bool
+}
+
+type chunk struct {
+	data []byte
+	last bool
+}
+
+// next returns the next non-empty chunk; last says it reaches the end of
+// the input. It returns false when the input is exhausted or a read failed
+// (then err is set).
+func (c *chunker) next() (data []byte, last bool, ok bool) {
+	for len(c.out) == 0 {
+		if c.done {
+			return nil, false, false
 		}
-		i := bytes.LastIndexByte(buf, '\n')
-		if i < 0 {
-			// A line longer than the buffer: read on into a bigger one.
-			carry = buf
-			size = 2 * cap(buf)
-			continue
-		}
-		if !send(pending, false) {
-			return
-		}
-		// carry shares buf's array beyond pending; it is copied into the
-		// next buffer before pending is queued and its buffer reused.
-		pending, carry = buf[:i+1], buf[i+1:]
-		size = d.chunk
+		c.step()
 	}
+	ch := c.out[0]
+	c.out = c.out[1:]
+	return ch.data, ch.last, true
+}
+
+// emit queues a chunk unless it is empty.
+func (c *chunker) emit(data []byte, last bool) {
+	if len(data) > 0 {
+		c.out = append(c.out, chunk{data, last})
+	}
+}
+
+// step reads one buffer's worth and queues the chunks it completes.
+func (c *chunker) step() {
+	size := c.size
+	if len(c.carry) > 0 {
+		size = max(size, 2*len(c.carry))
+	}
+	buf := append(c.buffer(size), c.carry...)
+	n, err := readFull(c.r, buf[len(buf):cap(buf)])
+	buf = buf[:len(buf)+n]
+	switch {
+	case errors.Is(err, io.EOF):
+		// The input ends: in pending when nothing follows it.
+		c.done = true
+		if len(buf) == 0 {
+			c.emit(c.pending, true)
+			return
+		}
+		c.emit(c.pending, false)
+		c.emit(buf, true)
+		return
+	case err != nil:
+		// Like JSONDecoder, deliver the complete lines read so far, then
+		// the error; an unterminated line is lost.
+		c.done, c.err = true, err
+		c.emit(c.pending, false)
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			c.emit(buf[:i+1], false)
+		}
+		return
+	}
+	i := bytes.LastIndexByte(buf, '\n')
+	if i < 0 {
+		// A line longer than the buffer: read on into a bigger one.
+		c.carry = buf
+		return
+	}
+	c.emit(c.pending, false)
+	// carry shares buf's array beyond pending; it is copied into the next
+	// buffer before pending is decoded and its buffer reused.
+	c.pending, c.carry = buf[:i+1], buf[i+1:]
 }
 
 // readFull reads into p until it is full, the input ends (io.EOF, possibly
@@ -217,20 +268,7 @@ func (d *parallelJSONDecoder) work() {
 		case <-d.quit:
 			return
 		}
-		var items []parItem
-		select {
-		case items = <-d.items:
-		default:
-		}
-		b := decodeChunk(j.data, j.last, items[:0], &cache)
-		// The records copy what they keep, so the chunk can be reused.
-		if cap(j.data) <= 2*d.chunk {
-			select {
-			case d.bufs <- j.data[:0]:
-			default:
-			}
-		}
-		j.res <- b // buffered: never blocks
+		j.res <- d.decode(j.data, j.last, &cache) // buffered: never blocks
 	}
 }
 
@@ -280,7 +318,7 @@ func (d *parallelJSONDecoder) Scan() bool {
 			d.recycle(d.cur)
 			d.cur = nil
 		}
-		res, ok := <-d.order
+		b, ok := d.nextBatch()
 		if !ok {
 			if d.rerr != nil {
 				d.err = fmt.Errorf("%s: %w", d.name, d.rerr)
@@ -288,7 +326,7 @@ func (d *parallelJSONDecoder) Scan() bool {
 			d.fatal = true
 			return false
 		}
-		d.cur, d.pos = <-res, 0
+		d.cur, d.pos = b, 0
 	}
 	it := &d.cur.items[d.pos]
 	d.pos++
@@ -296,6 +334,42 @@ func (d *parallelJSONDecoder) Scan() bool {
 		d.err = &SyntaxError{File: d.name, Line: d.base + it.line, Err: it.err}
 	}
 	return true
+}
+
+// nextBatch returns the next decoded chunk, or false at the end of the
+// input or after a read error (then rerr is set).
+func (d *parallelJSONDecoder) nextBatch() (*parBatch, bool) {
+	if d.inline == nil {
+		res, ok := <-d.order
+		if !ok {
+			return nil, false
+		}
+		return <-res, true
+	}
+	data, last, ok := d.inline.next()
+	if !ok {
+		d.rerr = d.inline.err
+		return nil, false
+	}
+	return d.decode(data, last, &d.cache), true
+}
+
+// decode decodes a chunk into a batch and keeps the chunk's buffer for
+// reuse: the records copy what they keep.
+func (d *parallelJSONDecoder) decode(data []byte, last bool, cache *decodeCache) *parBatch {
+	var items []parItem
+	select {
+	case items = <-d.items:
+	default:
+	}
+	b := decodeChunk(data, last, items[:0], cache)
+	if cap(data) <= 2*d.chunk {
+		select {
+		case d.bufs <- data[:0]:
+		default:
+		}
+	}
+	return b
 }
 
 // recycle hands a consumed batch's slice back to the workers.
