@@ -34,9 +34,9 @@ var (
 // Stdin, or "label=path" to name the input in reports. With no paths it
 // reads Stdin. The format of each input is sniffed from its first bytes:
 // Parquet ("PAR1", files only), gzip or zstd compressed JSONL, or JSONL.
-// Stdin is decoded as it arrives, so live pipes work; JSONL files are
-// decoded ahead on several goroutines, in chunks of lines, with the same
-// results in the same order.
+// Stdin and other pipes are decoded as they arrive, so live pipes work;
+// regular JSONL files are decoded ahead on several goroutines, in chunks
+// of lines, with the same results in the same order.
 type Files struct {
 	Paths []string
 	// Stdin is read for "-"; nil means no stdin.
@@ -170,7 +170,10 @@ func (f *Files) open(in Input) error {
 		fh.Close()
 		return fmt.Errorf("%s: compressed Parquet: decompress it first (Parquet compresses its own pages)", in.Path)
 	}
-	if f.sequential {
+	// Only a regular file is decoded ahead: a named pipe or /dev/fd/N
+	// (a shell's <(...)) may be live, and each record must come as soon
+	// as its line does.
+	if st, err := fh.Stat(); f.sequential || err != nil || !st.Mode().IsRegular() {
 		f.dec = NewJSONDecoder(r, in.Path)
 		f.closer = func() error { release(); return fh.Close() }
 		return nil

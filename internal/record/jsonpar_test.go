@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -276,4 +278,42 @@ func FuzzParallelJSONL(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFilesPipePath checks that a pipe named as a file (a shell's
+// <(...)) is not decoded ahead: a record comes as soon as its line does,
+// before the writer closes the pipe.
+func TestFilesPipePath(t *testing.T) {
+	t.Parallel()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	path := fmt.Sprintf("/dev/fd/%d", r.Fd())
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("no %s: %v", path, err)
+	}
+	if _, err := w.Write(encodeJSONL(t, genRecords(9, 1))); err != nil {
+		t.Fatal(err)
+	}
+	f := &Files{Paths: []string{path}}
+	defer f.Close()
+	defer w.Close() // first, so that a reader blocked in the pipe returns
+	got := make(chan error, 1)
+	go func() {
+		if !f.Scan() {
+			got <- fmt.Errorf("no record: %v", f.Err())
+			return
+		}
+		got <- f.Err()
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the record did not come before the pipe was closed")
+	}
 }
