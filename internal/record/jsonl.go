@@ -112,12 +112,7 @@ func (d *JSONDecoder) Scan() bool {
 	}
 	d.rec = Record{}
 	if err := unmarshalRecord(line, &d.rec, &d.cache); err != nil {
-		if d.atEOF() && isTruncated(err) {
-			err = ErrTruncated
-		} else {
-			err = jsonl.FieldError(err)
-		}
-		d.err = &SyntaxError{File: d.name, Line: n, Err: err}
+		d.err = &SyntaxError{File: d.name, Line: n, Err: lineProblem(err, d.atEOF())}
 	} else if err := d.rec.validate(); err != nil {
 		d.err = &SyntaxError{File: d.name, Line: n, Err: err}
 	}
@@ -133,6 +128,16 @@ var ErrTruncated = errors.New("truncated last line (was the writer killed?)")
 func (d *JSONDecoder) atEOF() bool {
 	_, err := d.lines.Reader().Peek(1)
 	return errors.Is(err, io.EOF)
+}
+
+// lineProblem is the problem of a line that did not decode: ErrTruncated
+// for a line cut short at the end of the input (atEOF), else err as
+// "field: problem".
+func lineProblem(err error, atEOF bool) error {
+	if atEOF && isTruncated(err) {
+		return ErrTruncated
+	}
+	return jsonl.FieldError(err)
 }
 
 func isTruncated(err error) bool {

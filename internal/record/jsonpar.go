@@ -7,8 +7,6 @@ import (
 	"io"
 	"runtime"
 	"sync"
-
-	"github.com/mtkit/mtkit/internal/jsonl"
 )
 
 // Parallel decoding of JSONL files. A reader goroutine cuts the input into
@@ -232,10 +230,10 @@ func readFull(r io.Reader, p []byte) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		if m == 0 {
-			if zero++; zero >= 100 {
-				return n, io.ErrNoProgress
-			}
+		if m > 0 {
+			zero = 0
+		} else if zero++; zero >= 100 {
+			return n, io.ErrNoProgress
 		}
 	}
 	return n, nil
@@ -293,11 +291,7 @@ func decodeChunk(data []byte, last bool, items []parItem, cache *decodeCache) *p
 		items = append(items, parItem{line: b.lines})
 		it := &items[len(items)-1]
 		if err := unmarshalRecord(line, &it.rec, cache); err != nil {
-			if last && next == len(data) && isTruncated(err) {
-				it.err = ErrTruncated
-			} else {
-				it.err = jsonl.FieldError(err)
-			}
+			it.err = lineProblem(err, last && next == len(data))
 		} else if err := it.rec.validate(); err != nil {
 			it.err = err
 		}

@@ -317,3 +317,39 @@ func TestFilesPipePath(t *testing.T) {
 		t.Fatal("the record did not come before the pipe was closed")
 	}
 }
+
+// BenchmarkDecodeJSONL compares the sequential decoder with the chunked
+// one, inline and on GOMAXPROCS workers, reporting records/s.
+func BenchmarkDecodeJSONL(b *testing.B) {
+	recs := make([]Record, 20000)
+	for i := range recs {
+		recs[i] = *benchRecord(i)
+	}
+	js := encodeJSONL(b, recs)
+	for _, tc := range []struct {
+		name string
+		dec  func() Decoder
+	}{
+		{"sequential", func() Decoder { return NewJSONDecoder(bytes.NewReader(js), "b") }},
+		{"inline", func() Decoder { return newChunkedJSONDecoder(bytes.NewReader(js), "b", 0, 1) }},
+		{"parallel", func() Decoder { return newParallelJSONDecoder(bytes.NewReader(js), "b", 0) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(js)))
+			n := 0
+			for b.Loop() {
+				d := tc.dec()
+				for d.Scan() {
+					if err := d.Err(); err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				if pd, ok := d.(*parallelJSONDecoder); ok {
+					pd.Close()
+				}
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
