@@ -116,9 +116,5 @@ func TestInterrupt(t *testing.T) {
 // TestDocsHelp keeps the --help output in docs/mtconvert.md current.
 func TestDocsHelp(t *testing.T) {
 	t.Parallel()
-	help, err := os.ReadFile("testdata/help.stdout")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clitest.InDoc(t, "../../docs/mtconvert.md", "mtconvert --help", help)
+	clitest.FileInDoc(t, "../../docs/mtconvert.md", "testdata/help.stdout")
 }

@@ -1,19 +1,14 @@
 package main
 
 import (
-	"os"
 	"testing"
 
 	"github.com/mtkit/mtkit/internal/clitest"
 )
 
-// TestReadmeHelp keeps the --help output in README.md current
-// (testdata/help.stdout is checked against the binary by TestGolden).
+// TestReadmeHelp keeps the --help output (testdata/help.stdout, checked
+// against the binary by TestGolden) in README.md current.
 func TestReadmeHelp(t *testing.T) {
 	t.Parallel()
-	help, err := os.ReadFile("testdata/help.stdout")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clitest.InDoc(t, "../../README.md", "mtconvert --help", help)
+	clitest.FileInDoc(t, "../../README.md", "testdata/help.stdout")
 }

@@ -89,3 +89,14 @@ func InDoc(t testing.TB, path string, what string, want []byte) {
 		t.Errorf("%s does not contain the current %s; paste it in:\n%s", path, what, want)
 	}
 }
+
+// FileInDoc is InDoc with the expected text read from a file, typically a
+// golden file such as testdata/help.stdout.
+func FileInDoc(t testing.TB, docPath, path string) {
+	t.Helper()
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("doc: %v", err)
+	}
+	InDoc(t, docPath, path, want)
+}
