@@ -860,8 +860,11 @@ func TestReasoning(t *testing.T) {
 			if !r.OK() || r.ReasoningChunks != 3 || r.Chunks != 6 || r.ReasoningTokens == nil || *r.ReasoningTokens != 3 {
 				t.Fatalf("record %+v", r)
 			}
-			if r.TTFTNs == nil || r.TTFTContentNs == nil || *r.TTFTContentNs-*r.TTFTNs < int64(3*5*time.Millisecond)*8/10 {
-				t.Errorf("ttft %v, ttft_content %v: want content 3 tokens (15ms) after reasoning", r.TTFTNs, r.TTFTContentNs)
+			// Content is scheduled 3 tokens (15ms) after the first
+			// reasoning token; a late read of that first token on a busy
+			// machine shortens the gap, so ask for at least one interval.
+			if r.TTFTNs == nil || r.TTFTContentNs == nil || *r.TTFTContentNs-*r.TTFTNs < int64(5*time.Millisecond) {
+				t.Errorf("ttft %v, ttft_content %v: want content at least 5ms after the first reasoning token", ptrVal(r.TTFTNs), ptrVal(r.TTFTContentNs))
 			}
 		}
 		answers[keep] = res.convs[0].Messages[1].Content
@@ -976,4 +979,12 @@ func TestStreamErrorNoDrain(t *testing.T) {
 	if gap := reqs[1].At.Sub(reqs[0].At); gap > time.Second {
 		t.Errorf("retry sent %v after the broken stream: the client waited for its end", gap)
 	}
+}
+
+// ptrVal formats an optional value for messages.
+func ptrVal(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
