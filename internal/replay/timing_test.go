@@ -41,7 +41,9 @@ func TestTimingFidelity(t *testing.T) { //nolint:paralleltest // timing needs a 
 		tokens = 15
 		tol    = 5 * time.Millisecond
 	)
-	srv := startSim(t, sim.Config{TTFTBase: ttft, DecodePerToken: decode})
+	// Precise: the simulator keeps its own schedule to the microsecond, so
+	// what is left is the client's error.
+	srv := startSim(t, sim.Config{TTFTBase: ttft, DecodePerToken: decode, Precise: true})
 	var convs []conv.Conversation
 	for _, c := range simpleConvs(2, 3) {
 		for i := range c.Messages {
