@@ -33,20 +33,25 @@ func (l *liveStats) add(rec *record.Record) {
 	}
 }
 
-// progress writes a status line every second until done is closed.
+// progress redraws a status line every second until done is closed, then
+// ends the line (if it drew one) so that later output starts on its own.
 func (r *runner) progress(done <-chan struct{}) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	drawn := false
 	for {
 		select {
 		case <-done:
-			fmt.Fprintln(r.sink.Progress)
+			if drawn {
+				fmt.Fprintln(r.sink.Progress)
+			}
 			return
 		case <-tick.C:
 			r.mu.Lock()
 			line := r.statusLine()
 			r.mu.Unlock()
 			fmt.Fprintf(r.sink.Progress, "\r\033[K%s", line)
+			drawn = true
 		}
 	}
 }

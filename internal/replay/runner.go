@@ -89,9 +89,9 @@ func Run(stop, abort context.Context, opts Options, convs []conv.Conversation, s
 		defer t.Stop()
 	}
 	if sink.Progress != nil {
-		done := make(chan struct{})
-		defer close(done)
-		go r.progress(done)
+		done, exited := make(chan struct{}), make(chan struct{})
+		defer func() { close(done); <-exited }() // the last line ends before Run returns
+		go func() { defer close(exited); r.progress(done) }()
 	}
 	if o.Rate > 0 {
 		r.openLoop()
