@@ -578,7 +578,9 @@ func TestStopConditions(t *testing.T) {
 						last = r.Start
 					}
 				}
-				if d := last.Sub(res.recs[0].Start); d > 300*time.Millisecond+50*time.Millisecond {
+				// Slack for a turn that passed the stop check just before
+				// the deadline on a loaded machine (race detector, CI).
+				if d := last.Sub(res.recs[0].Start); d > 300*time.Millisecond+250*time.Millisecond {
 					t.Errorf("a turn started %v after the first, past the duration", d)
 				}
 			},
