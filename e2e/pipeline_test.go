@@ -175,7 +175,7 @@ func TestConvertShareGPT(t *testing.T) {
 	dir := t.TempDir()
 	convPath, recPath, answers := filepath.Join(dir, "conv.jsonl"), filepath.Join(dir, "records.jsonl"), filepath.Join(dir, "answers.jsonl")
 	out := pipeline(t, 10*time.Minute, nil,
-		[]string{bin(t, "mtconvert"), "--tokenizer", s.tokenizer, "--max-turns", "6", "--quiet", filepath.Join("testdata", "sharegpt_quirks.jsonl")},
+		[]string{bin(t, "mtconvert"), "--tokenizer", s.tokenizer, "--max-turns", "6", "--quiet", filepath.Join("..", "internal", "convert", "testdata", "sharegpt_quirks.jsonl")},
 		[]string{"tee", convPath},
 		mtrunArgs(t, s.eng, "--clients", "4", "--max-tokens", fmt.Sprint(maxTokens), "-o", answers, "-"),
 		[]string{"tee", recPath},
