@@ -38,19 +38,7 @@ func BenchmarkEncode(b *testing.B) {
 		{"parquet", func(w io.Writer) Encoder { return NewParquetEncoder(w) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			enc := tc.enc(io.Discard)
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if err := enc.Encode(recs[i%len(recs)]); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
-			if err := enc.Close(); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "records/s")
+			benchEncode(b, tc.enc(io.Discard), recs)
 		})
 	}
 }

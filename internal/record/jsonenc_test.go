@@ -568,17 +568,7 @@ func TestJSONEncoderRoundTrip(t *testing.T) {
 	if n := bytes.Count(buf.Bytes(), []byte("\n")); n != len(recs) {
 		t.Fatalf("%d lines for %d records", n, len(recs))
 	}
-	dec := NewJSONDecoder(&buf, "x")
-	var got []Record
-	for dec.Scan() {
-		if err := dec.Err(); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, *dec.Record())
-	}
-	if err := dec.Err(); err != nil {
-		t.Fatal(err)
-	}
+	got := decodeAll(t, NewJSONDecoder(&buf, "x"))
 	if d := diffRecords(recs, got); d != "" {
 		t.Fatal(d)
 	}
@@ -669,19 +659,7 @@ func BenchmarkEncodeJSONL(b *testing.B) {
 			{"fast", func(w io.Writer) Encoder { return NewJSONEncoder(bufio.NewWriter(w)) }},
 		} {
 			b.Run(tc.name+"/itl="+strconv.Itoa(gaps), func(b *testing.B) {
-				enc := tc.enc(io.Discard)
-				b.ReportAllocs()
-				i := 0
-				for b.Loop() {
-					if err := enc.Encode(recs[i%len(recs)]); err != nil {
-						b.Fatal(err)
-					}
-					i++
-				}
-				if err := enc.Close(); err != nil {
-					b.Fatal(err)
-				}
-				b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "records/s")
+				benchEncode(b, tc.enc(io.Discard), recs)
 			})
 		}
 	}

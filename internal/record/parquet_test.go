@@ -46,17 +46,7 @@ func decodeParquet(t testing.TB, data []byte) []Record {
 		t.Fatal(err)
 	}
 	defer dec.Close()
-	var got []Record
-	for dec.Scan() {
-		if err := dec.Err(); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, *dec.Record())
-	}
-	if err := dec.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return got
+	return decodeAll(t, dec)
 }
 
 func TestParquetRoundTrip(t *testing.T) {

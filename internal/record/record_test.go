@@ -91,17 +91,7 @@ func encodeJSONL(t testing.TB, recs []Record) []byte {
 func TestJSONRoundTrip(t *testing.T) {
 	t.Parallel()
 	recs := genRecords(1, 200)
-	dec := NewJSONDecoder(bytes.NewReader(encodeJSONL(t, recs)), "x")
-	var got []Record
-	for dec.Scan() {
-		if err := dec.Err(); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, *dec.Record())
-	}
-	if err := dec.Err(); err != nil {
-		t.Fatal(err)
-	}
+	got := decodeAll(t, NewJSONDecoder(bytes.NewReader(encodeJSONL(t, recs)), "x"))
 	if d := diffRecords(recs, got); d != "" {
 		t.Fatal(d)
 	}
@@ -171,4 +161,37 @@ func FuzzJSONDecoder(f *testing.F) {
 			}
 		}
 	})
+}
+
+// decodeAll reads every record of dec, failing on any problem.
+func decodeAll(t testing.TB, dec Decoder) []Record {
+	t.Helper()
+	var got []Record
+	for dec.Scan() {
+		if err := dec.Err(); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, *dec.Record())
+	}
+	if err := dec.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// benchEncode encodes recs round-robin with enc for b.N records and
+// reports records/s.
+func benchEncode(b *testing.B, enc Encoder, recs []*Record) {
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if err := enc.Encode(recs[i%len(recs)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	if err := enc.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "records/s")
 }
