@@ -119,7 +119,3 @@ func (r *Reader) Conversation() Conversation { return r.conv }
 
 // Err returns the first error met, or nil at a clean end of input.
 func (r *Reader) Err() error { return r.err }
-
-// IsList reports whether the input is a JSON list rather than JSONL; valid
-// after the first Scan.
-func (r *Reader) IsList() bool { return r.list != nil }

@@ -90,10 +90,6 @@ func (r *Record) OK() bool { return r.ErrorClass == ErrNone }
 // Measured reports whether the record belongs to the measured phase.
 func (r *Record) Measured() bool { return r.Phase != PhaseWarmup }
 
-// Final reports whether this attempt is the last of its request (it was
-// not followed by a retry).
-func (r *Record) Final() bool { return !r.Retried }
-
 // Key identifies a record across merged inputs: records with equal keys
 // are duplicates.
 type Key struct {
