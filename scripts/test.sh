@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh is the project's test command (README "Tests", .ci/run step 1):
 # fetches the tokenizer fixtures (npm, cached outside the repo), checks
-# formatting and vet, and runs every unit test with the race detector.
+# formatting, vet, go mod tidy and staticcheck (staticcheck.conf), and
+# runs every unit test with the race detector.
 # The real-engine suite (scripts/e2e.sh) and benchmarks (scripts/bench.sh)
 # are separate, slower steps.
 set -euo pipefail
@@ -17,4 +18,16 @@ if [[ -n "$unformatted" ]]; then
   exit 1
 fi
 go vet ./...
+if ! go mod tidy -diff >/dev/null 2>&1; then
+  echo "go mod tidy would change go.mod/go.sum: run go mod tidy" >&2
+  exit 1
+fi
+staticcheck_bin="${MTKIT_CACHE:-$HOME/.cache/mtkit}/bin/staticcheck-v0.8.2"
+if [[ ! -x "$staticcheck_bin" ]]; then
+  mkdir -p "$(dirname "$staticcheck_bin")"
+  gobin=$(mktemp -d)
+  GOBIN="$gobin" go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+  mv "$gobin/staticcheck" "$staticcheck_bin"
+fi
+"$staticcheck_bin" ./...
 go test -race -timeout 20m "$@" ./...
