@@ -119,6 +119,11 @@ func normal(r *rand.Rand) float64 {
 func zipf(r *rand.Rand, a float64) float64 {
 	am1 := a - 1
 	b := ppow(2, am1)
+	if math.IsInf(b, 1) {
+		// P(X > 1) is below 2^-1023: the draw is 1, and the rejection
+		// test below would compare Inf/Inf forever.
+		return 1
+	}
 	for {
 		u := 1 - r.Float64()
 		v := r.Float64()
