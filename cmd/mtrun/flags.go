@@ -88,7 +88,11 @@ before each turn, per user (a think time, not an arrival rate).`
 		if err != nil {
 			return err
 		}
-		return run(c.Context, opts, s)
+		// No secret reaches stderr, whatever the server sends.
+		red := replay.NewRedactor(&opts.replay)
+		s := s
+		s.Err = red.Writer(s.Err)
+		return red.Error(run(c.Context, opts, s))
 	}
 	return app
 }

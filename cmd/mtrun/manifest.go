@@ -80,6 +80,9 @@ func writeManifest(o *options, sum *replay.Summary, digest string, started time.
 	end := started.Add(sum.Elapsed).UTC()
 	m.Ended = &end
 	b, err := json.MarshalIndent(m, "", "  ")
+	if err == nil {
+		b, err = replay.NewRedactor(r).JSON(b) // the URL's userinfo, echoed model names
+	}
 	if err != nil {
 		return err
 	}

@@ -248,7 +248,8 @@ func TestRunErrors(t *testing.T) {
 		{"bad input", "{not json}\n", []string{"--url", "http://127.0.0.1:1", "--tokenizer", "none"}, "stdin:1"},
 		{"empty input", "", []string{"--url", "http://127.0.0.1:1", "--tokenizer", "none"}, "no conversations"},
 		{"missing file", "", []string{"--url", "http://127.0.0.1:1", "--tokenizer", "none", "/nonexistent/x.jsonl"}, "x.jsonl"},
-		{"server down", convJSONL(1, 1, 1), []string{"--url", "http://127.0.0.1:1", "--tokenizer", "none"}, "no --model given"},
+		{"server down", convJSONL(1, 1, 1), []string{"--url", "http://127.0.0.1:1", "--tokenizer", "none"}, "cannot reach the server at http://127.0.0.1:1/v1"},
+		{"server down, model given", convJSONL(16, 4, 1), []string{"--url", "http://127.0.0.1:1", "--tokenizer", "none", "--model", "m"}, "cannot reach the server at http://127.0.0.1:1/v1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

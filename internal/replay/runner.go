@@ -67,14 +67,17 @@ func Run(stop, abort context.Context, opts Options, convs []conv.Conversation, s
 	if sink.Log == nil {
 		sink.Log = io.Discard
 	}
+	// Every output of the run passes the redactor (see Redactor).
+	red := NewRedactor(&o)
+	sink.Records, sink.Log, sink.Progress = red.Encoder(sink.Records), red.Writer(sink.Log), red.Writer(sink.Progress)
 	concurrency := o.Clients
 	if o.Rate > 0 {
 		concurrency = max(o.MaxInFlight, 64)
 	}
-	r := &runner{o: o, c: newClient(&o, concurrency), sink: sink, abort: abort}
+	r := &runner{o: o, c: newClient(&o, concurrency), sink: sink, abort: abort, red: red}
 	defer r.c.close()
 	if err := r.discover(stop); err != nil {
-		return nil, err
+		return nil, red.Error(err)
 	}
 	var cancelStop context.CancelFunc
 	r.stop, cancelStop = context.WithCancel(stop)
@@ -103,7 +106,8 @@ func Run(stop, abort context.Context, opts Options, convs []conv.Conversation, s
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sum.NextSeq = r.seq
-	return &r.sum, r.outErr
+	r.sum.Model = red.String(r.sum.Model)
+	return &r.sum, red.Error(r.outErr)
 }
 
 type runner struct {
@@ -113,6 +117,7 @@ type runner struct {
 	stop       context.Context // no new turns
 	cancelStop context.CancelFunc
 	abort      context.Context // cancel in-flight requests
+	red        *Redactor
 	src        *source
 	anchor     time.Time
 	model      string
@@ -128,6 +133,11 @@ type runner struct {
 	outErr error
 	// live figures for the progress line
 	live liveStats
+
+	// reached is set by the first attempt that got an HTTP response;
+	// unreachable counts the attempts before it that could not connect.
+	reached     atomic.Bool
+	unreachable atomic.Int64
 }
 
 // discover fills in the model and max_model_len from /v1/models.
@@ -138,6 +148,9 @@ func (r *runner) discover(ctx context.Context) error {
 	}
 	models, err := r.c.models(ctx)
 	if err != nil {
+		if unreachable(err) {
+			return unreachableError(r.c.base, 1, err)
+		}
 		if r.model == "" {
 			return fmt.Errorf("no --model given and %w", err)
 		}
@@ -434,7 +447,7 @@ func (r *runner) finish(s *session) {
 	// A conversation that sent nothing has no transcript to write (and
 	// an empty one is not a valid conversation).
 	if r.sink.Conversations != nil && r.outErr == nil && len(s.transcript) > 0 {
-		if err := r.sink.Conversations.Write(s.output()); err != nil {
+		if err := r.sink.Conversations.Write(r.red.Conversation(s.output())); err != nil {
 			r.outErr = fmt.Errorf("writing conversations: %w", err)
 			r.cancelStop()
 		}

@@ -78,7 +78,8 @@ func (r *runner) runTurn(s *session) {
 		}
 		info.attempt = attempt
 		info.retried = false
-		if a.Err != nil && retryable(a.Class) && attempt < o.MaxRetries {
+		unreachable := r.stopIfUnreachable(a)
+		if a.Err != nil && retryable(a.Class) && attempt < o.MaxRetries && !unreachable {
 			info.retried = r.backoff(attempt, a.RetryAfter)
 		}
 		r.emit(r.records(s, t, a, &info))

@@ -1,0 +1,82 @@
+package replay
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// closedURL returns the URL of a loopback port that nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr
+}
+
+// TestFailFastUnreachable: with nothing listening at the URL, a run stops
+// with an error after a few connect failures instead of retrying every
+// turn of every conversation (16 conversations × 4 turns × 4 attempts
+// before). Counted in attempts, not wall time.
+func TestFailFastUnreachable(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		maxModelLen int // set: no /v1/models probe, the requests find out
+		clients     int
+		maxAttempts int64
+	}{
+		{"probe at start", 0, 4, 0},
+		{"first requests", 8192, 1, FailFastAttempts},
+		{"first requests, concurrent", 8192, 4, FailFastAttempts + 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := Options{URL: closedURL(t), MaxModelLen: tc.maxModelLen, Clients: tc.clients, MaxRetries: 3}
+			res, err := replayE(context.Background(), context.Background(), o, simpleConvs(16, 4))
+			if err == nil || !strings.Contains(err.Error(), "cannot reach the server") {
+				t.Fatalf("err = %v, want cannot reach the server", err)
+			}
+			var attempts int64
+			if res.sum != nil {
+				attempts = res.sum.Attempts
+			}
+			if attempts > tc.maxAttempts || int64(len(res.recs)) > tc.maxAttempts {
+				t.Errorf("%d attempts, %d records before stopping; want at most %d", attempts, len(res.recs), tc.maxAttempts)
+			}
+		})
+	}
+}
+
+// TestConnectFailuresAfterContactAreRetried: once the server answered,
+// connect failures are retried as before (a restarting server).
+func TestConnectFailuresAfterContactAreRetried(t *testing.T) {
+	t.Parallel()
+	fs := newFakeServer(t, func(fs *fakeServer) {
+		fs.hook = func(w http.ResponseWriter, r *http.Request, req *seenRequest) bool {
+			if req.N > 1 {
+				// Close the listener's connection without an answer: a
+				// connect-class error that is not a dial failure.
+				hj, _ := w.(http.Hijacker)
+				c, _, _ := hj.Hijack()
+				c.Close()
+				return true
+			}
+			return false
+		}
+	})
+	o := Options{URL: fs.URL, MaxRetries: 1}
+	res, err := replayE(context.Background(), context.Background(), o, simpleConvs(1, 3))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.sum.Attempts != 5 {
+		t.Errorf("%d attempts, want 5 (1 + 2 turns × 2)", res.sum.Attempts)
+	}
+}
