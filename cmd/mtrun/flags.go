@@ -1,14 +1,17 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/replay"
 )
 
-// newApp declares mtrun's flags; vLLM's benchmark_serving_multi_turn.py
-// names are accepted as aliases.
+// newApp declares mtrun's flags; every flag of vLLM's
+// benchmark_serving_multi_turn.py is accepted with vLLM's meaning
+// (vllmFlags declares those mtkit has only under vLLM's name).
 func newApp(s command.Streams) *cli.App {
 	app := command.NewApp("mtrun", "replay multi-turn conversations against an OpenAI-compatible server", s)
 	app.ArgsUsage = "[conversations.jsonl | vllm-list.json | generate_conversations.json | -]"
@@ -25,8 +28,8 @@ Poisson (or --arrival constant) schedule; each conversation is its own user.
 before each turn, per user (a think time, not an arrival rate).`
 	app.Flags = []cli.Flag{
 		&cli.StringFlag{Name: "input-file", Aliases: []string{"i"}, Usage: "conversations `FILE` (or the positional argument; - is stdin)"},
-		&cli.StringFlag{Name: "url", Aliases: []string{"u"}, EnvVars: []string{"OPENAI_BASE_URL"}, Usage: "server base `URL`, e.g. http://127.0.0.1:8000 (with or without /v1)"},
-		&cli.StringFlag{Name: "model", Aliases: []string{"served-model-name"}, Usage: "model `NAME` (default: the first id of /v1/models)"},
+		&cli.StringFlag{Name: "url", Aliases: []string{"u"}, Value: "http://localhost:8000", EnvVars: []string{"OPENAI_BASE_URL"}, Usage: "server base `URL` (with or without /v1)"},
+		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "model `NAME` sent in requests (default: the first id of /v1/models); as in vLLM, also the tokenizer when it is a model directory here and --tokenizer is not set"},
 		&cli.StringFlag{Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "bearer `KEY` (never written to records or logs)"},
 		&cli.StringSliceFlag{Name: "header", Usage: "extra request header `\"Name: value\"` (repeatable)"},
 		&cli.StringFlag{Name: "extra-body", Usage: "`JSON` object merged into every request body"},
@@ -36,7 +39,8 @@ before each turn, per user (a think time, not an arrival rate).`
 		&cli.BoolFlag{Name: "continuous-usage-stats", Usage: "ask for usage on every chunk"},
 		&cli.BoolFlag{Name: "max-completion-tokens", Usage: "send max_completion_tokens instead of max_tokens"},
 		&cli.Float64Flag{Name: "temperature", Usage: "sampling temperature `T` (default: server's)"},
-		&cli.Int64Flag{Name: "seed", Usage: "request seed and the seed of mtrun's own random choices"},
+		&cli.Int64Flag{Name: "seed", Usage: "seed of mtrun's own random choices (vLLM's meaning)"},
+		&cli.Int64Flag{Name: "request-seed", Usage: "send seed `N` in every request"},
 		&cli.BoolFlag{Name: "ignore-eos", Usage: "send ignore_eos=true"},
 		&cli.IntFlag{Name: "choices", Value: 1, Usage: "OpenAI's n: choices per request (parallel sampling), each recorded; the history continues with choice 0 (-n is vLLM's --max-num-requests)"},
 		&cli.BoolFlag{Name: "send-conversation-id", Usage: "send the conversation id both as a top-level conversation_id field and an X-Session-ID header"},
@@ -57,24 +61,24 @@ before each turn, per user (a think time, not an arrival rate).`
 
 		&cli.IntFlag{Name: "max-requests", Aliases: []string{"n", "max-num-requests"}, Usage: "stop after `N` requests"},
 		&cli.DurationFlag{Name: "duration", Usage: "stop starting turns after `D`"},
-		&cli.IntFlag{Name: "max-turns", Usage: "user turns per conversation (0: all)"},
+		&cli.IntFlag{Name: "max-user-turns", Usage: "user turns per conversation (0: all)"},
 		&cli.IntFlag{Name: "warmup-turns", Usage: "the first `N` requests are recorded with phase=warmup"},
 		&cli.BoolFlag{Name: "warmup-step", Usage: "vLLM's warmup: send the first turn of every conversation first, recorded as phase=warmup"},
 
 		&cli.IntFlag{Name: "max-tokens", Usage: "fixed max_tokens for every turn (default: the dataset's target)"},
-		&cli.IntFlag{Name: "limit-min-tokens", Usage: "raise each turn's output target to at least `N`"},
-		&cli.IntFlag{Name: "limit-max-tokens", Usage: "cap each turn's output target at `N`"},
+		&cli.IntFlag{Name: "clamp-min-tokens", Usage: "raise each turn's output target to at least `N`"},
+		&cli.IntFlag{Name: "clamp-max-tokens", Usage: "cap each turn's output target at `N`"},
 		&cli.BoolFlag{Name: "min-tokens", Usage: "also send min_tokens = max_tokens (vLLM, SGLang)"},
 		&cli.IntFlag{Name: "max-model-len", Usage: "context guard: drop the oldest turns so prompt + max_tokens fits `N` (default: the server's max_model_len)"},
 
-		&cli.IntFlag{Name: "max-retries", Value: replay.DefaultMaxRetries, Usage: "retries on connection errors, 429 and 5xx"},
+		&cli.IntFlag{Name: "max-retries", Value: replay.DefaultMaxRetries, EnvVars: []string{"MULTITURN_BENCH_MAX_RETRIES"}, Usage: "retries on connection errors, 429 and 5xx"},
 		&cli.StringFlag{Name: "on-failure", Value: "continue", Usage: "after the last retry: continue (next turn, from the last good context) or abandon the conversation"},
-		&cli.Float64Flag{Name: "request-timeout-sec", Aliases: []string{"request-timeout"}, Value: 600, Usage: "per-request timeout in seconds"},
+		&cli.Float64Flag{Name: "request-timeout", Value: 600, Usage: "per-request timeout in `SECONDS`"},
 		&cli.BoolFlag{Name: "verify-output", Usage: "compare answers with the dataset's and record mismatches"},
 		&cli.BoolFlag{Name: "print-content", Usage: "print prompts and answers to stderr"},
 
 		&cli.StringFlag{Name: "records", Value: "-", Usage: "records `FILE`: - (stdout, JSONL), *.jsonl[.gz|.zst], *.parquet"},
-		&cli.StringFlag{Name: "output-file", Aliases: []string{"o"}, Usage: "write the conversations with the model's real answers to `FILE`"},
+		&cli.StringFlag{Name: "output-file", Aliases: []string{"o"}, Usage: "write the conversations with the model's real answers to `FILE` (*.json: a JSON list, as vLLM writes)"},
 		&cli.StringFlag{Name: "manifest", Usage: "run manifest `FILE` (default: next to --records FILE)"},
 		&cli.StringFlag{Name: "run-id", Usage: "run id written in every record (default: time + random)"},
 		&cli.IntFlag{Name: "shard", Usage: "shard number written in every record"},
@@ -83,6 +87,7 @@ before each turn, per user (a think time, not an arrival rate).`
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary on stderr"},
 		&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of mtrun itself to `FILE` (go tool pprof)"},
 	}
+	app.Flags = append(app.Flags, vllmFlags()...)
 	app.Action = func(c *cli.Context) error {
 		opts, err := optionsFrom(c)
 		if err != nil {
@@ -92,6 +97,9 @@ before each turn, per user (a think time, not an arrival rate).`
 		red := replay.NewRedactor(&opts.replay)
 		s := s
 		s.Err = red.Writer(s.Err)
+		for _, w := range opts.warnings {
+			fmt.Fprintf(s.Err, "mtrun: warning: %s\n", w)
+		}
 		return red.Error(run(c.Context, opts, s))
 	}
 	return app

@@ -40,6 +40,9 @@ type options struct {
 	quiet      bool
 	cpuprofile string
 	args       []string // command line, for the manifest (secrets redacted)
+	vllm       *vllmOutputs
+	genSeed    *uint64 // --seed, for a generate_conversations input
+	warnings   []string
 }
 
 func optionsFrom(c *cli.Context) (*options, error) {
@@ -91,16 +94,16 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	r.Loop = c.Bool("loop")
 	r.MaxRequests = c.Int("max-requests")
 	r.Duration = c.Duration("duration")
-	r.MaxTurns = c.Int("max-turns")
+	r.MaxTurns = c.Int("max-user-turns")
 	r.WarmupTurns = c.Int("warmup-turns")
 	r.FixedMaxTokens = c.Int("max-tokens")
-	r.LimitMinTokens = c.Int("limit-min-tokens")
-	r.LimitMaxTokens = c.Int("limit-max-tokens")
+	r.LimitMinTokens = c.Int("clamp-min-tokens")
+	r.LimitMaxTokens = c.Int("clamp-max-tokens")
 	r.SendMinTokens = c.Bool("min-tokens")
 	r.MaxModelLen = c.Int("max-model-len")
 	r.MaxRetries = c.Int("max-retries")
 	r.OnFailure = replay.OnFailure(c.String("on-failure"))
-	r.RequestTimeout = time.Duration(c.Float64("request-timeout-sec") * float64(time.Second))
+	r.RequestTimeout = time.Duration(c.Float64("request-timeout") * float64(time.Second))
 	r.Verify = c.Bool("verify-output")
 	r.PrintContent = c.Bool("print-content")
 	r.RunID = c.String("run-id")
@@ -115,9 +118,12 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	if c.IsSet("temperature") {
 		r.Temperature = record.Ptr(c.Float64("temperature"))
 	}
+	r.RandSeed = uint64(c.Int64("seed"))
 	if c.IsSet("seed") {
-		r.Seed = record.Ptr(c.Int64("seed"))
-		r.RandSeed = uint64(c.Int64("seed"))
+		o.genSeed = &r.RandSeed
+	}
+	if c.IsSet("request-seed") {
+		r.Seed = record.Ptr(c.Int64("request-seed"))
 	}
 	if hs := c.StringSlice("header"); len(hs) > 0 {
 		r.Headers = http.Header{}
@@ -145,7 +151,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	if o.sim && r.URL != "" && c.IsSet("url") {
 		return nil, command.Usagef("--sim and --url exclude each other")
 	}
-	return o, nil
+	return o, applyVLLM(c, o)
 }
 
 // run loads the conversations, opens the outputs and replays.
@@ -197,12 +203,13 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 			err = fmt.Errorf("closing records: %w", cerr)
 		}
 	}()
-	sink := replay.Sink{Records: recs, Log: s.Err}
+	sink := replay.Sink{Records: o.vllm.collect(recs, s.Err), Log: s.Err}
 	if o.convOut != "" {
-		out, err := iox.Create(o.convOut, s.Out)
+		f, err := iox.Create(o.convOut, s.Out)
 		if err != nil {
 			return err
 		}
+		out := conversationsOut(o.convOut, f)
 		defer func() {
 			if cerr := out.Close(); cerr != nil && err == nil {
 				err = fmt.Errorf("closing %s: %w", o.convOut, cerr)
@@ -219,6 +226,7 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	started := time.Now()
 	var sum *replay.Summary
 	var runErr error
+	var warmSec *float64
 	if o.warmupStep {
 		warm := o.replay
 		warm.Phase = record.PhaseWarmup
@@ -226,12 +234,16 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		sum, runErr = replay.Run(stop, abort, warm, convs, replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
 		if sum != nil {
 			o.replay.FirstSeq = sum.NextSeq
+			warmSec = record.Ptr(sum.Elapsed.Seconds())
 		}
 	}
 	if runErr == nil && stop.Err() == nil {
 		sum, runErr = replay.Run(stop, abort, o.replay, convs, sink)
 	}
 	if sum != nil {
+		if err := o.vllm.write(len(convs), warmSec, time.Now()); err != nil {
+			return err
+		}
 		if err := writeManifest(o, sum, digest, started, s.Out); err != nil {
 			return err
 		}
@@ -322,10 +334,7 @@ func generate(ctx context.Context, o *options, stderr io.Writer) ([]conv.Convers
 	}
 	var convs collector
 	opts := gen.Options{ConfigPath: o.input, Tokenizer: tok, TokenizerName: spec}
-	if o.replay.Seed != nil {
-		seed := uint64(*o.replay.Seed)
-		opts.Overrides.Seed = &seed
-	}
+	opts.Overrides.Seed = o.genSeed
 	if _, err := gen.Run(ctx, opts, &convs, stderr); err != nil {
 		return nil, "", err
 	}

@@ -24,7 +24,6 @@ type client struct {
 	headers http.Header
 	api     API
 	stream  bool
-	timeout time.Duration
 }
 
 func newClient(o *Options, concurrency int) *client {
@@ -46,7 +45,6 @@ func newClient(o *Options, concurrency int) *client {
 		headers: o.Headers,
 		api:     o.API,
 		stream:  o.Stream,
-		timeout: o.RequestTimeout,
 	}
 }
 
@@ -133,11 +131,11 @@ type attempt struct {
 	RetryAfter time.Duration
 }
 
-// do sends one request. The body is prepared beforehand; the clock starts
-// right before the request is written.
-func (c *client) do(ctx context.Context, body []byte, sessionID string) *attempt {
+// do sends one request with its own timeout. The body is prepared
+// beforehand; the clock starts right before the request is written.
+func (c *client) do(ctx context.Context, body []byte, sessionID string, timeout time.Duration) *attempt {
 	a := &attempt{Resp: &response{}}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := c.newRequest(ctx, http.MethodPost, c.endpoint(), body)
 	if err != nil {

@@ -67,10 +67,16 @@ type Options struct {
 	// Output length per turn: from the dataset, clamped to
 	// [LimitMinTokens, LimitMaxTokens] when those are > 0 (vLLM's
 	// --limit-min-tokens / --limit-max-tokens); FixedMaxTokens overrides.
+	// FixedMaxTokens < 0 sends no max_tokens at all (vLLM's
+	// --limit-max-tokens -1).
 	FixedMaxTokens int
 	LimitMinTokens int
 	LimitMaxTokens int
 	SendMinTokens  bool // also send min_tokens = max_tokens
+	FixedMinTokens int  // > 0: send this min_tokens (vLLM's --limit-min-tokens N)
+	// StretchTimeout lengthens RequestTimeout for long answers as vLLM's
+	// --request-timeout-sec does: to 0.2 s per max_tokens when that is more.
+	StretchTimeout bool
 	// MaxModelLen enables the context guard; 0 takes the server's
 	// max_model_len from /v1/models when it reports one.
 	MaxModelLen int
@@ -116,6 +122,33 @@ type Options struct {
 	// FirstSeq is the seq of the first record (a second pass of the same
 	// run continues the numbering).
 	FirstSeq int64
+}
+
+// minTokens is the min_tokens sent with a turn whose max_tokens is
+// maxTokens (0: none).
+func (o *Options) minTokens(maxTokens int) int {
+	switch {
+	case o.FixedMinTokens > 0:
+		return o.FixedMinTokens
+	case o.SendMinTokens:
+		return maxTokens
+	}
+	return 0
+}
+
+// StretchPerToken is the time per max_tokens token that StretchTimeout
+// allows (vLLM assumes a TPOT of 200 ms).
+const StretchPerToken = 200 * time.Millisecond
+
+// timeoutFor is the request timeout of a turn asking for maxTokens.
+func (o *Options) timeoutFor(maxTokens int) time.Duration {
+	if o.StretchTimeout && maxTokens > 0 {
+		// vLLM truncates to whole seconds: int(max_tokens * 0.2).
+		if d := time.Duration(maxTokens) * StretchPerToken / time.Second * time.Second; d > o.RequestTimeout {
+			return d
+		}
+	}
+	return o.RequestTimeout
 }
 
 // Counter counts tokens on the client side.
@@ -178,7 +211,9 @@ func (o *Options) Validate() error {
 	case o.Rate < 0:
 		return fmt.Errorf("rate: %g is negative", o.Rate)
 	case o.LimitMinTokens > 0 && o.LimitMaxTokens > 0 && o.LimitMinTokens > o.LimitMaxTokens:
-		return fmt.Errorf("limit-min-tokens %d is above limit-max-tokens %d", o.LimitMinTokens, o.LimitMaxTokens)
+		return fmt.Errorf("clamp-min-tokens %d is above clamp-max-tokens %d", o.LimitMinTokens, o.LimitMaxTokens)
+	case o.FixedMinTokens > 0 && o.FixedMaxTokens > 0 && o.FixedMinTokens > o.FixedMaxTokens:
+		return fmt.Errorf("limit-min-tokens %d is above limit-max-tokens %d", o.FixedMinTokens, o.FixedMaxTokens)
 	case o.Loop && o.Duration <= 0 && o.MaxRequests <= 0:
 		return errors.New("loop: needs --duration or --max-requests to end")
 	}

@@ -374,7 +374,7 @@ func TestValidate(t *testing.T) {
 		{Options{URL: "http://x", Sampling: "lifo"}, "conversation sampling"},
 		{Options{URL: "http://x", OnFailure: "retry"}, "on-failure"},
 		{Options{URL: "http://x", Rate: -1}, "rate"},
-		{Options{URL: "http://x", LimitMinTokens: 10, LimitMaxTokens: 5}, "limit-min-tokens"},
+		{Options{URL: "http://x", LimitMinTokens: 10, LimitMaxTokens: 5}, "clamp-min-tokens"},
 		{Options{URL: "http://x", Loop: true}, "loop"},
 		{Options{URL: "http://x", Loop: true, MaxRequests: 3}, ""},
 	} {

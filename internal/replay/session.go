@@ -98,8 +98,8 @@ func (s *session) consume(t turnSpec, answer *conv.Message, o *Options) {
 // outputTokens is the max_tokens of a turn: the dataset's target, or the
 // dataset answer's token count, bounded by the limits; 0 leaves it unset.
 func (o *Options) outputTokens(ref *conv.Message) int {
-	if o.FixedMaxTokens > 0 {
-		return o.FixedMaxTokens
+	if o.FixedMaxTokens != 0 {
+		return max(o.FixedMaxTokens, 0)
 	}
 	n := 0
 	if ref != nil {

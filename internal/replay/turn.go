@@ -40,9 +40,7 @@ func (r *runner) runTurn(s *session) {
 	copy(msgs, s.hist)
 	msgs = append(msgs, conv.Message{Role: conv.RoleUser, Content: t.user.Content})
 	spec := requestSpec{Model: r.model, Messages: msgs, MaxTokens: t.maxTokens}
-	if o.SendMinTokens {
-		spec.MinTokens = t.maxTokens
-	}
+	spec.MinTokens = o.minTokens(t.maxTokens)
 	if o.SendConversationID {
 		spec.ConversationID = s.id
 	}
@@ -72,7 +70,7 @@ func (r *runner) runTurn(s *session) {
 	}
 	var a *attempt
 	for attempt := 0; ; attempt++ {
-		a = r.c.do(r.abort, body, sessionID)
+		a = r.c.do(r.abort, body, sessionID, o.timeoutFor(t.maxTokens))
 		if attempt == 0 && !s.lastEnd.IsZero() {
 			info.thinkActual = a.Start.Sub(s.lastEnd)
 		}
@@ -173,9 +171,7 @@ func (r *runner) records(s *session, t turnSpec, a *attempt, info *turnInfo) []*
 			Retried:            info.retried,
 			ITLNs:              c.ITL,
 		}
-		if r.o.SendMinTokens {
-			rec.MinTokens = t.maxTokens
-		}
+		rec.MinTokens = r.o.minTokens(t.maxTokens)
 		if a.Err != nil {
 			rec.Error = a.Err.Error()
 		}
