@@ -133,7 +133,8 @@ func optionsFrom(c *cli.Context) (*options, error) {
 				k, v, ok = strings.Cut(h, "=")
 			}
 			if !ok || strings.TrimSpace(k) == "" {
-				return nil, command.Usagef("--header %q: want \"Name: value\"", h)
+				// The value is not echoed: it may be a secret typed wrong.
+				return nil, command.Usagef("--header: want \"Name: value\" or \"Name=value\", got %d characters without a name and separator", len(h))
 			}
 			r.Headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 		}

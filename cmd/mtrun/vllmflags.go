@@ -144,7 +144,7 @@ func parsePercentages(s string) ([]float64, error) {
 	var out []float64
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(strings.ReplaceAll(f, "%", "")), 64)
-		if err != nil || v < 0 || v >= 100 {
+		if err != nil || !(v >= 0 && v < 100) {
 			return nil, fmt.Errorf("%q is not a percentage in [0%%, 100%%)", f)
 		}
 		out = append(out, v/100)

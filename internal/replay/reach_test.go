@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/conv"
 )
 
 // closedURL returns the URL of a loopback port that nothing listens on.
@@ -78,5 +81,46 @@ func TestConnectFailuresAfterContactAreRetried(t *testing.T) {
 	}
 	if res.sum.Attempts != 5 {
 		t.Errorf("%d attempts, want 5 (1 + 2 turns × 2)", res.sum.Attempts)
+	}
+}
+
+func TestTimeoutFor(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		stretch   bool
+		base      time.Duration
+		maxTokens int
+		want      time.Duration
+	}{
+		{false, 120 * time.Second, 5000, 120 * time.Second},
+		{true, 120 * time.Second, 100, 120 * time.Second},
+		{true, 120 * time.Second, 5000, 1000 * time.Second}, // int(5000 * 0.2)
+		{true, 120 * time.Second, 1004, 200 * time.Second},  // int(200.8): vLLM truncates
+		{true, 120 * time.Second, 0, 120 * time.Second},
+	} {
+		o := Options{RequestTimeout: tc.base, StretchTimeout: tc.stretch}
+		if got := o.timeoutFor(tc.maxTokens); got != tc.want {
+			t.Errorf("stretch %v, base %s, max_tokens %d: %s, want %s", tc.stretch, tc.base, tc.maxTokens, got, tc.want)
+		}
+	}
+}
+
+func TestMinTokens(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		o    Options
+		max  int
+		want int
+	}{
+		{Options{}, 50, 0},
+		{Options{SendMinTokens: true}, 50, 50},
+		{Options{FixedMinTokens: 7, SendMinTokens: true}, 50, 7},
+	} {
+		if got := tc.o.minTokens(tc.max); got != tc.want {
+			t.Errorf("%+v: minTokens(%d) = %d, want %d", tc.o, tc.max, got, tc.want)
+		}
+	}
+	if got := (&Options{FixedMaxTokens: -1}).outputTokens(&conv.Message{OutputTokens: 9}); got != 0 {
+		t.Errorf("FixedMaxTokens -1: max_tokens %d, want 0 (not sent)", got)
 	}
 }
