@@ -47,6 +47,13 @@ func (r *runner) stopIfUnreachable(a *attempt) bool {
 	if n < FailFastAttempts {
 		return false
 	}
-	r.fail(unreachableError(r.c.base, n, a.Err))
+	// Not r.fail: that error stops the writing of records, and the
+	// attempts made so far are records like any other.
+	r.mu.Lock()
+	if r.unreachableErr == nil {
+		r.unreachableErr = unreachableError(r.c.base, n, a.Err)
+	}
+	r.mu.Unlock()
+	r.cancelStop()
 	return true
 }

@@ -53,6 +53,12 @@ func TestFailFastUnreachable(t *testing.T) {
 			if attempts > tc.maxAttempts || int64(len(res.recs)) > tc.maxAttempts {
 				t.Errorf("%d attempts, %d records before stopping; want at most %d", attempts, len(res.recs), tc.maxAttempts)
 			}
+			if int64(len(res.recs)) != attempts {
+				t.Errorf("%d records of %d attempts: every attempt made is recorded", len(res.recs), attempts)
+			}
+			if tc.maxAttempts > 0 && attempts < FailFastAttempts {
+				t.Errorf("%d attempts, want at least %d before giving up", attempts, FailFastAttempts)
+			}
 		})
 	}
 }

@@ -107,6 +107,9 @@ func Run(stop, abort context.Context, opts Options, convs []conv.Conversation, s
 	defer r.mu.Unlock()
 	r.sum.NextSeq = r.seq
 	r.sum.Model = red.String(r.sum.Model)
+	if r.outErr == nil {
+		r.outErr = r.unreachableErr
+	}
 	return &r.sum, red.Error(r.outErr)
 }
 
@@ -136,8 +139,9 @@ type runner struct {
 
 	// reached is set by the first attempt that got an HTTP response;
 	// unreachable counts the attempts before it that could not connect.
-	reached     atomic.Bool
-	unreachable atomic.Int64
+	reached        atomic.Bool
+	unreachable    atomic.Int64
+	unreachableErr error // guarded by mu
 }
 
 // discover fills in the model and max_model_len from /v1/models.
