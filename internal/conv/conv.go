@@ -15,11 +15,35 @@ const (
 	RoleSystem    = "system"
 	RoleUser      = "user"
 	RoleAssistant = "assistant"
+	// RoleTool is a tool result, answering one tool call of the assistant
+	// message before it (ToolCallID names the call).
+	RoleTool = "tool"
 )
+
+// ToolCall is one function call requested by an assistant message, in
+// OpenAI's shape.
+type ToolCall struct {
+	// ID identifies the call; the tool message that answers it carries
+	// the same ID in tool_call_id. Unique within a conversation.
+	ID string `json:"id"`
+	// Type is always "function".
+	Type string `json:"type"`
+	// Function is the function called and its arguments.
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall is the function of a ToolCall.
+type FunctionCall struct {
+	// Name is the function's name.
+	Name string `json:"name"`
+	// Arguments is the arguments as a JSON text (a string holding a JSON
+	// object, as OpenAI sends it).
+	Arguments string `json:"arguments"`
+}
 
 // Message is one chat message.
 type Message struct {
-	// Role is "system", "user" or "assistant".
+	// Role is "system", "user", "assistant" or "tool".
 	Role string `json:"role"`
 	// Content is the text of the message.
 	Content string `json:"content"`
@@ -32,6 +56,10 @@ type Message struct {
 	// ThinkTimeMs is, on a user message, the planned pause in milliseconds
 	// between the previous answer and sending this message.
 	ThinkTimeMs float64 `json:"think_time_ms,omitempty"`
+	// ToolCalls is, on an assistant message, the tool calls it makes.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is, on a tool message, the id of the call it answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
 }
 
 // Conversation is one multi-turn chat.
@@ -41,6 +69,10 @@ type Conversation struct {
 	// Messages is the chat in order; user turns are replayed, assistant
 	// messages give target output lengths and reference answers.
 	Messages []Message `json:"messages"`
+	// Tools is the tool (function) definitions offered to the model, in
+	// OpenAI's shape ({"type": "function", "function": {...}}); a replay
+	// sends them with every request.
+	Tools []json.RawMessage `json:"tools,omitempty"`
 	// Meta holds free-form metadata (source dataset, generator settings,
 	// tokenizer, prefix group, ...).
 	Meta map[string]any `json:"metadata,omitempty"`
@@ -68,11 +100,14 @@ func (c *Conversation) Validate() error {
 	}
 	for i, m := range c.Messages {
 		switch m.Role {
-		case RoleSystem, RoleUser, RoleAssistant:
+		case RoleSystem, RoleUser, RoleAssistant, RoleTool:
 		case "":
 			return fmt.Errorf("messages[%d].role: missing", i)
 		default:
-			return fmt.Errorf("messages[%d].role: %q is not system, user or assistant", i, m.Role)
+			return fmt.Errorf("messages[%d].role: %q is not system, user, assistant or tool", i, m.Role)
+		}
+		if err := m.validateTools(); err != nil {
+			return fmt.Errorf("messages[%d].%w", i, err)
 		}
 		if m.Tokens < 0 {
 			return fmt.Errorf("messages[%d].tokens: %d is negative", i, m.Tokens)
@@ -83,6 +118,31 @@ func (c *Conversation) Validate() error {
 		if m.ThinkTimeMs < 0 {
 			return fmt.Errorf("messages[%d].think_time_ms: %g is negative", i, m.ThinkTimeMs)
 		}
+	}
+	return nil
+}
+
+// validateTools checks the tool-call fields of m; errors start with the
+// field name.
+func (m *Message) validateTools() error {
+	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
+		return fmt.Errorf("tool_calls: only an assistant message has tool calls, not %s", m.Role)
+	}
+	for j, tc := range m.ToolCalls {
+		switch {
+		case tc.ID == "":
+			return fmt.Errorf("tool_calls[%d].id: missing or empty", j)
+		case tc.Type != "function":
+			return fmt.Errorf("tool_calls[%d].type: %q is not \"function\"", j, tc.Type)
+		case tc.Function.Name == "":
+			return fmt.Errorf("tool_calls[%d].function.name: missing or empty", j)
+		}
+	}
+	switch {
+	case m.Role == RoleTool && m.ToolCallID == "":
+		return fmt.Errorf("tool_call_id: missing on a tool message")
+	case m.Role != RoleTool && m.ToolCallID != "":
+		return fmt.Errorf("tool_call_id: only a tool message answers a call, not %s", m.Role)
 	}
 	return nil
 }
