@@ -34,7 +34,7 @@ func TestReader(t *testing.T) {
 		{"vllm list", ` [ {"id":"a","messages":[{"role":"user","content":"hi"}]},` + "\n" + `{"id":"b","messages":[{"role":"user","content":"x"}]} ]`, []string{"a", "b"}, ""},
 		{"empty list", `[]`, nil, ""},
 		{"empty input", ``, nil, ""},
-		{"bad role", `{"id":"a","messages":[{"role":"user","content":"hi"}]}` + "\n" + `{"id":"b","messages":[{"role":"bot","content":"x"}]}`, []string{"a"}, `in.jsonl:2: messages[0].role: "bot" is not system, user or assistant`},
+		{"bad role", `{"id":"a","messages":[{"role":"user","content":"hi"}]}` + "\n" + `{"id":"b","messages":[{"role":"bot","content":"x"}]}`, []string{"a"}, `in.jsonl:2: messages[0].role: "bot" is not system, user, assistant or tool`},
 		{"missing id", `{"messages":[{"role":"user","content":"hi"}]}`, nil, "in.jsonl:1: id: missing or empty"},
 		{"no messages", `{"id":"a"}`, nil, "in.jsonl:1: messages: missing or empty"},
 		{"wrong type", `{"id":"a","messages":[{"role":"user","content":5}]}`, nil, "in.jsonl:1: messages.content: expected string, got JSON number"},
