@@ -32,7 +32,7 @@ func golden(t *testing.T, name, stdin string, wantCode int, args ...string) {
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	sg := `{"id":"b_1","conversations":[{"from":"human","value":"second part"},{"from":"gpt","value":"answer 2"}]}
+	sg := `{"id":"b_3","conversations":[{"from":"human","value":"second part"},{"from":"gpt","value":"answer 2"}]}
 {"id":"b_0","conversations":[{"from":"gpt","value":"hello!"},{"from":"human","value":"first"},{"from":"gpt","value":"answer 1"}]}
 {"id":"c","conversations":[{"from":"human","value":"héllo"},{"from":"human","value":"again"},{"from":"chatgpt","value":"ok"}]}
 {"id":"d","conversations":[{"from":"robot","value":"?"}]}

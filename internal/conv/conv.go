@@ -90,7 +90,7 @@ func (c *Conversation) UserTurns() int {
 }
 
 // Validate checks the fields a replay depends on. Errors name the field,
-// e.g. `messages[3].role: "bot" is not system, user or assistant`.
+// e.g. `messages[3].role: "bot" is not system, user, assistant or tool`.
 func (c *Conversation) Validate() error {
 	if c.ID == "" {
 		return fmt.Errorf("id: missing or empty")
@@ -106,7 +106,7 @@ func (c *Conversation) Validate() error {
 		default:
 			return fmt.Errorf("messages[%d].role: %q is not system, user, assistant or tool", i, m.Role)
 		}
-		if err := m.validateTools(); err != nil {
+		if err := m.ValidateTools(); err != nil {
 			return fmt.Errorf("messages[%d].%w", i, err)
 		}
 		if m.Tokens < 0 {
@@ -122,9 +122,9 @@ func (c *Conversation) Validate() error {
 	return nil
 }
 
-// validateTools checks the tool-call fields of m; errors start with the
+// ValidateTools checks the tool-call fields of m; errors start with the
 // field name.
-func (m *Message) validateTools() error {
+func (m *Message) ValidateTools() error {
 	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
 		return fmt.Errorf("tool_calls: only an assistant message has tool calls, not %s", m.Role)
 	}

@@ -104,6 +104,7 @@ type runner struct {
 	sum      *Summary
 	filter   filter
 	ids      map[string]struct{}
+	partEnds map[string]partEnd // --parts adjacent: base id → end of its last conversation
 	sample   *sampler
 	warnings int
 }
@@ -227,25 +228,60 @@ func (r *runner) warnf(format string, args ...any) {
 
 func (r *runner) drop(reason Reason) { r.sum.Dropped[reason]++ }
 
-// emit takes a merged group through de-duplication, the filters and
-// sampling.
+// emit splits a group into conversations and takes each through
+// de-duplication, the filters and sampling.
 func (r *runner) emit(g *group) error {
-	it, dup := g.merge()
-	r.sum.DuplicateParts += dup
+	items, st := g.merge()
+	r.sum.DuplicateParts += st.dupParts
+	r.sum.PartsJoined += st.joined
+	r.sum.PartOverlaps += st.overlaps
+	r.sum.PartsSeparate += st.separate
+	if r.opts.Parts == PartsAdjacent && items[0].first >= 0 {
+		// A late run of parts that would continue a conversation already
+		// written cannot be joined to it any more.
+		it := items[0]
+		if prev, ok := r.partEnds[it.base]; ok && (it.first == prev.end || it.first == prev.end-1 && it.head == prev.tail) {
+			r.sum.Conversations++
+			r.warnf("%s:%d: part %q continues an earlier part of %q that is not adjacent to it; dropped (use --parts all to merge them)", it.file, it.line, it.c.ID, it.base)
+			r.drop(ReasonPartNotAdjacent)
+			items = items[1:]
+		}
+		if len(items) > 0 {
+			if r.partEnds == nil {
+				r.partEnds = map[string]partEnd{}
+			}
+			last := items[len(items)-1]
+			r.partEnds[last.base] = partEnd{end: last.end, tail: last.tail}
+		}
+	}
+	for _, it := range items {
+		if err := r.emitItem(it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// partEnd is where the last conversation written of a base id ended: the
+// part number a continuation would have, and a hash of its last source
+// message.
+type partEnd struct {
+	end  int
+	tail uint64
+}
+
+// emitItem takes one conversation through de-duplication, the filters and
+// sampling.
+func (r *runner) emitItem(it item) error {
 	r.sum.Conversations++
 	if r.ids != nil {
 		if _, ok := r.ids[it.c.ID]; ok {
-			if it.suffix && r.opts.Parts == PartsAdjacent {
-				r.warnf("%s:%d: parts of id %q are not adjacent to its earlier parts; dropped (use --parts all to merge them)", it.file, it.line, it.c.ID)
-				r.drop(ReasonPartNotAdjacent)
-			} else {
-				r.drop(ReasonDuplicateID)
-			}
+			r.drop(ReasonDuplicateID)
 			return nil
 		}
 		r.ids[it.c.ID] = struct{}{}
 	}
-	r.sum.Removed.Tool += it.tools
+	r.sum.Removed.Tool += it.dropped
 	if reason := r.filter.apply(&it.c, &r.sum.Removed); reason != "" {
 		r.drop(reason)
 		return nil

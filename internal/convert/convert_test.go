@@ -118,21 +118,23 @@ func TestFlags(t *testing.T) {
 			want: []string{"a: u:1", "a: u:3"},
 		},
 		{
+			// Part numbers are the index of the part's first message.
 			name: "parts merge in numeric order",
-			in:   sg("x_y_10", "human", "p10") + sg("x_y_2", "human", "p2", "gpt", "r2") + sg("x_y_1", "human", "p1", "gpt", "r1") + sg("z", "human", "z"),
-			want: []string{"x_y: u:p1 a:r1 u:p2 a:r2 u:p10", "z: u:z"},
+			in: sg("x_y_10", "human", "p10") + sg("x_y_2", "human", "p2", "gpt", "r2", "human", "p4", "gpt", "r4", "human", "p6", "gpt", "r6", "human", "p8", "gpt", "r8") +
+				sg("x_y_0", "human", "p0", "gpt", "r0") + sg("z", "human", "z"),
+			want: []string{"x_y: u:p0 a:r0 u:p2 a:r2 u:p4 a:r4 u:p6 a:r6 u:p8 a:r8 u:p10", "z: u:z"},
 		},
 		{
 			name:    "non-adjacent part dropped with --parts adjacent",
 			opts:    Options{Dedupe: true},
-			in:      sg("a_0", "human", "q0", "gpt", "r0") + sg("b", "human", "b") + sg("a_1", "human", "q1"),
-			want:    []string{"a: u:q0 a:r0", "b: u:b"},
+			in:      sg("a_0", "human", "q0", "gpt", "r0") + sg("b", "human", "b") + sg("a_2", "human", "q1"),
+			want:    []string{"a_0: u:q0 a:r0", "b: u:b"},
 			dropped: map[Reason]int{ReasonPartNotAdjacent: 1},
 		},
 		{
 			name: "parts all merges non-adjacent parts",
 			opts: Options{Parts: PartsAll, Dedupe: true},
-			in:   sg("a_1", "human", "q1") + sg("b", "human", "b") + sg("a_0", "human", "q0", "gpt", "r0"),
+			in:   sg("a_2", "human", "q1") + sg("b", "human", "b") + sg("a_0", "human", "q0", "gpt", "r0"),
 			want: []string{"a: u:q0 a:r0 u:q1", "b: u:b"},
 		},
 		{
@@ -144,7 +146,7 @@ func TestFlags(t *testing.T) {
 		{
 			name: "ids without or with several underscores",
 			in:   sg("plain", "human", "1") + sg("a_b_c", "human", "2") + sg("_7", "human", "3") + sg("x_", "human", "4") + sg("a_b_07", "human", "5"),
-			want: []string{"plain: u:1", "a_b_c: u:2", "_7: u:3", "x_: u:4", "a_b: u:5"},
+			want: []string{"plain: u:1", "a_b_c: u:2", "_7: u:3", "x_: u:4", "a_b_07: u:5"},
 		},
 		{
 			name: "duplicate part records",
@@ -185,7 +187,8 @@ func TestFlags(t *testing.T) {
 
 func TestPartsMetadata(t *testing.T) {
 	t.Parallel()
-	convs, sum, _, err := convertString(t, Options{}, sg("a_2", "gpt", "r2")+sg("a_0", "human", "q0")+sg("a_10", "human", "q10"))
+	convs, sum, _, err := convertString(t, Options{}, sg("a_2", "human", "2", "gpt", "3", "human", "4", "gpt", "5", "human", "6", "gpt", "7", "human", "8", "gpt", "9")+
+		sg("a_0", "human", "q0", "gpt", "r0")+sg("a_10", "human", "q10"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +448,7 @@ func TestCompressedInputs(t *testing.T) {
 func TestMultipleInputsMergeAdjacentParts(t *testing.T) {
 	t.Parallel()
 	convs, sum, _, err := convertFiles(t, Options{Inputs: []string{"a.jsonl", "b.json"}},
-		map[string]string{"a.jsonl": sg("x_0", "human", "q0", "gpt", "r0"), "b.json": "[" + strings.TrimSpace(sg("x_1", "human", "q1")) + "]"})
+		map[string]string{"a.jsonl": sg("x_0", "human", "q0", "gpt", "r0"), "b.json": "[" + strings.TrimSpace(sg("x_2", "human", "q1")) + "]"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func ParseAlternation(s string) (Alternation, error) {
 type MessageStats struct {
 	Empty            int // empty or white-space-only messages removed
 	System           int // system messages removed (--drop-system, or not leading under repair)
-	Tool             int // tool/function messages removed
+	Tool             int // tool/function messages (and unanswered tool calls) removed
 	LeadingAssistant int // assistant messages before the first user message removed
 	Merged           int // messages merged into the previous same-role message
 	Truncated        int // messages cut by --max-turns
@@ -82,7 +82,7 @@ func (f *filter) apply(c *conv.Conversation, st *MessageStats) Reason {
 	out := msgs[:0]
 	for _, m := range msgs {
 		switch {
-		case !o.KeepEmpty && strings.TrimSpace(m.Content) == "":
+		case !o.KeepEmpty && strings.TrimSpace(m.Content) == "" && len(m.ToolCalls) == 0 && m.Role != conv.RoleTool:
 			st.Empty++
 		case o.DropSystem && m.Role == conv.RoleSystem:
 			st.System++
@@ -172,21 +172,40 @@ func isASCII(s string) bool {
 	return true
 }
 
-// alternates reports whether msgs match system? (user assistant)* user?.
+// alternates reports whether msgs match system? (user answer)* user?,
+// where an answer is an assistant message, or an assistant message with
+// tool calls followed by one tool message per call and then an answer.
+// A conversation may end after any tool message (its last answer
+// missing, like one that ends with a user message) or after tool calls.
 func alternates(msgs []conv.Message) bool {
 	i := 0
 	if msgs[0].Role == conv.RoleSystem {
 		i = 1
 	}
-	want := conv.RoleUser
+	prev := "" // role of the previous message; "call" for tool calls
+	results := 0
 	for ; i < len(msgs); i++ {
-		if msgs[i].Role != want {
+		m := msgs[i]
+		switch m.Role {
+		case conv.RoleUser:
+			if prev != "" && prev != conv.RoleAssistant {
+				return false
+			}
+		case conv.RoleAssistant:
+			if prev != conv.RoleUser && !(prev == conv.RoleTool && results == 0) {
+				return false
+			}
+		case conv.RoleTool:
+			if (prev != "call" && prev != conv.RoleTool) || results == 0 {
+				return false
+			}
+			results--
+		default:
 			return false
 		}
-		if want == conv.RoleUser {
-			want = conv.RoleAssistant
-		} else {
-			want = conv.RoleUser
+		prev = m.Role
+		if len(m.ToolCalls) > 0 {
+			prev, results = "call", len(m.ToolCalls)
 		}
 	}
 	return true
@@ -194,13 +213,26 @@ func alternates(msgs []conv.Message) bool {
 
 // repair makes msgs alternate: leading system messages are merged into
 // one, later system messages removed, assistant messages before the first
-// user message removed, and consecutive same-role messages merged with
-// "\n\n".
+// user message removed, tool messages that answer no call of the
+// assistant message before them removed (counted as tool), and
+// consecutive same-role messages merged with "\n\n" (tool messages are
+// never merged; an assistant message merged into one with tool calls adds
+// its calls).
 func repair(msgs []conv.Message, st *MessageStats) []conv.Message {
 	out := msgs[:0]
 	leading := true // still in the leading system block
 	seenUser := false
+	calls := map[string]bool{} // ids of the calls the last assistant made
 	for _, m := range msgs {
+		if m.Role == conv.RoleTool {
+			if !calls[m.ToolCallID] || (len(out) > 0 && out[len(out)-1].Role != conv.RoleTool && len(out[len(out)-1].ToolCalls) == 0) {
+				st.Tool++
+				continue
+			}
+			delete(calls, m.ToolCallID)
+			out = append(out, m)
+			continue
+		}
 		switch {
 		case m.Role == conv.RoleSystem && !leading:
 			st.System++
@@ -221,10 +253,48 @@ func repair(msgs []conv.Message, st *MessageStats) []conv.Message {
 			case m.Content != "":
 				prev.Content += "\n\n" + m.Content
 			}
+			prev.ToolCalls = append(prev.ToolCalls, m.ToolCalls...)
 			st.Merged++
+		} else {
+			out = append(out, m)
+		}
+		if m.Role == conv.RoleAssistant {
+			if n := len(out); n < 2 || out[n-2].Role != conv.RoleAssistant {
+				clear(calls)
+			}
+			for _, c := range m.ToolCalls {
+				calls[c.ID] = true
+			}
+		}
+	}
+	return unansweredCalls(out, st)
+}
+
+// unansweredCalls removes the tool calls that the tool messages right
+// after their assistant message do not answer (a chat server rejects
+// them), except on the last message, and counts them as tool.
+func unansweredCalls(msgs []conv.Message, st *MessageStats) []conv.Message {
+	for i := range msgs[:max(len(msgs)-1, 0)] {
+		m := &msgs[i]
+		if len(m.ToolCalls) == 0 {
 			continue
 		}
-		out = append(out, m)
+		answered := map[string]bool{}
+		for j := i + 1; j < len(msgs) && msgs[j].Role == conv.RoleTool; j++ {
+			answered[msgs[j].ToolCallID] = true
+		}
+		kept := m.ToolCalls[:0]
+		for _, c := range m.ToolCalls {
+			if answered[c.ID] {
+				kept = append(kept, c)
+			} else {
+				st.Tool++
+			}
+		}
+		if len(kept) == 0 {
+			kept = nil
+		}
+		m.ToolCalls = kept
 	}
-	return out
+	return msgs
 }

@@ -2,7 +2,9 @@ package convert
 
 import (
 	"fmt"
+	"hash/fnv"
 	"slices"
+	"strings"
 
 	"github.com/mtkit/mtkit/internal/conv"
 )
@@ -52,11 +54,28 @@ type group struct {
 
 // item is a merged conversation on its way through the filters.
 type item struct {
-	c      conv.Conversation
-	file   string
-	line   int
-	tools  int
-	suffix bool
+	c       conv.Conversation
+	file    string
+	line    int
+	dropped int // tool/function messages dropped while decoding
+	// base is the base id; first the part number of the first part (-1:
+	// none) and end the part number a continuation would have; head and
+	// tail hash the first and last source messages.
+	base       string
+	first, end int
+	head, tail uint64
+}
+
+// messageHash hashes a message's role and content.
+func messageHash(msgs []conv.Message, i int) uint64 {
+	if i < 0 || i >= len(msgs) {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(msgs[i].Role))
+	h.Write([]byte{0})
+	h.Write([]byte(msgs[i].Content))
+	return h.Sum64()
 }
 
 // merger groups records by base id according to its mode and hands
@@ -135,43 +154,140 @@ func (m *merger) flush() error {
 	return nil
 }
 
+// mergeStats counts what merging did to one group.
+type mergeStats struct {
+	dupParts int // repeated part ids dropped
+	joined   int // parts joined to the part before them
+	overlaps int // repeated boundary messages removed
+	separate int // parts kept apart from the part before them
+}
+
+func (a *mergeStats) add(b mergeStats) {
+	a.dupParts += b.dupParts
+	a.joined += b.joined
+	a.overlaps += b.overlaps
+	a.separate += b.separate
+}
+
 // merge sorts a group's parts by part number (numerically; a record with
 // no suffix first; ties keep input order), drops repeated part ids (the
-// later copy; the count is returned) and concatenates the messages.
-// Same-role messages meeting at a part boundary are left for the
-// alternation step to merge or reject.
-func (g *group) merge() (it item, dupParts int) {
+// later copy) and chains each part to the one before it when it continues
+// it (see continuation); each chain is one conversation. A chain of
+// several parts that starts at the group's first part takes the base id;
+// any other conversation keeps the id of its first record. Same-role
+// messages meeting at a part boundary are left for the alternation step.
+func (g *group) merge() (items []item, st mergeStats) {
 	slices.SortStableFunc(g.parts, func(a, b part) int {
 		if a.num != b.num {
 			return a.num - b.num
 		}
 		return a.seen - b.seen
 	})
-	first := g.parts[0].rec
-	it = item{file: first.file, line: first.line, suffix: g.suffix}
-	var ids []string
-	n := 0
-	for _, p := range g.parts {
-		n += len(p.rec.msgs)
+	var chain []part
+	var msgs []conv.Message
+	flush := func() {
+		if len(chain) == 0 {
+			return
+		}
+		items = append(items, g.item(chain, msgs))
+		chain, msgs = nil, nil
 	}
-	msgs := make([]conv.Message, 0, n)
 	for i, p := range g.parts {
 		if i > 0 && p.rec.id == g.parts[i-1].rec.id {
-			dupParts++
+			st.dupParts++
 			continue
 		}
-		ids = append(ids, p.rec.id)
-		msgs = append(msgs, p.rec.msgs...)
-		it.tools += p.rec.tools
+		if len(chain) > 0 {
+			if skip, ok := continuation(chain[len(chain)-1], p); ok {
+				next := p.rec.msgs
+				if skip > 0 {
+					// The previous part's last message is replaced by the
+					// repeat when the repeat is longer (it holds it).
+					if last := &msgs[len(msgs)-1]; len(next[0].Content) > len(last.Content) {
+						*last = next[0]
+					}
+					next = next[skip:]
+					st.overlaps++
+				}
+				st.joined++
+				chain = append(chain, p)
+				msgs = append(msgs, next...)
+				continue
+			}
+			st.separate++
+			flush()
+		}
+		chain = append(chain, p)
+		msgs = append(slices.Clip(msgs), p.rec.msgs...)
 	}
-	id := g.base
-	if !g.suffix {
-		id = first.id
+	flush()
+	return items, st
+}
+
+// continuation reports whether part b continues part a, the part before
+// it in part order, and how many leading messages of b repeat the end of
+// a. ShareGPT dumps were split by FastChat's split_long_conversation.py,
+// which names each part after the index of its first message in the
+// whole conversation ("abc_0", "abc_11", "abc_17"): b continues a when b's
+// number is a's number plus a's message count, or that minus one when b's
+// first message
+// repeats a's last one (the splitter used for ShareGPT V3 put the
+// boundary assistant message in both parts; it may also repeat only the
+// tail of it, or a longer version of it). Anything else (FastChat-style
+// "identity_0", "identity_1" numbering of separate conversations, a
+// missing part) is not a continuation.
+func continuation(a, b part) (skip int, ok bool) {
+	if a.num < 0 || b.num < 0 || len(a.rec.msgs) == 0 || len(b.rec.msgs) == 0 {
+		return 0, false
 	}
+	end := a.num + a.rec.turns
+	first, last := b.rec.msgs[0], a.rec.msgs[len(a.rec.msgs)-1]
+	switch b.num {
+	case end:
+		return 0, true
+	case end - 1:
+		if first.Role == last.Role && repeats(last.Content, first.Content) {
+			return 1, true
+		}
+	}
+	return 0, false
+}
+
+// repeats reports whether b repeats a: equal, a tail of a, or a longer
+// text that starts with a. Empty texts repeat nothing.
+func repeats(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	return a == b || strings.HasSuffix(a, b) || strings.HasPrefix(b, a)
+}
+
+// item builds the conversation of one chain of parts.
+func (g *group) item(chain []part, msgs []conv.Message) item {
+	first := chain[0].rec
+	it := item{file: first.file, line: first.line, base: g.base, first: chain[0].num}
+	last := chain[len(chain)-1]
+	it.end = last.num + last.rec.turns
+	it.head = messageHash(first.msgs, 0)
+	it.tail = messageHash(last.rec.msgs, len(last.rec.msgs)-1)
+	id := first.id
 	meta := map[string]any{"source": string(first.format)}
-	if g.suffix {
+	if len(chain) > 1 {
+		ids := make([]string, len(chain))
+		for i, p := range chain {
+			ids[i] = p.rec.id
+			it.dropped += p.rec.dropped
+		}
 		meta["parts"] = ids
+		if chain[0].seen == g.parts[0].seen {
+			id = g.base
+		}
+	} else {
+		it.dropped = first.dropped
 	}
-	it.c = conv.Conversation{ID: id, Messages: msgs, Meta: meta}
-	return it, dupParts
+	if sys := first.system; sys != "" && (len(msgs) == 0 || msgs[0].Role != conv.RoleSystem || msgs[0].Content != sys) {
+		msgs = append([]conv.Message{{Role: conv.RoleSystem, Content: sys}}, msgs...)
+	}
+	it.c = conv.Conversation{ID: id, Messages: msgs, Tools: first.tools, Meta: meta}
+	return it
 }

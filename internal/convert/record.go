@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -36,9 +37,17 @@ type record struct {
 	id     string // as in the source, or "file:line" when it has none
 	format Format
 	msgs   []conv.Message
-	// tools counts messages dropped because their role is a tool/function
-	// result, which a chat replay cannot send.
-	tools int
+	// turns is the number of messages in the source record, dropped ones
+	// included (the unit of ShareGPT part numbers).
+	turns int
+	// dropped counts messages dropped because their role is a tool or
+	// function result that names no tool call, which a replay cannot send.
+	dropped int
+	// system is the conversation-level system prompt ("system" or
+	// "system_prompt"), "" if none.
+	system string
+	// tools is the conversation-level tool definitions, OpenAI-shaped.
+	tools []json.RawMessage
 	file  string
 	line  int
 }
@@ -55,6 +64,8 @@ type decoder struct {
 	format Format
 	// list reports whether the input is a JSON array (vLLM's container).
 	list bool
+	// calls numbers the tool calls of the record being decoded.
+	calls toolState
 }
 
 // listKey returns the top-level key that holds the messages of format f.
@@ -76,7 +87,8 @@ func (d *decoder) decode(data []byte, rec *record) error {
 	var (
 		haveID           bool
 		sharegpt, openai []conv.Message
-		sgTools, oaTools int
+		sgDrop, oaDrop   int
+		sgTurns, oaTurns int
 		sgSeen, oaSeen   bool
 	)
 	err := sc.object(func(key []byte) error {
@@ -88,17 +100,42 @@ func (d *decoder) decode(data []byte, rec *record) error {
 			}
 			rec.id, haveID = id, id != ""
 		case "conversations", "conversation":
-			msgs, tools, err := d.messages(string(key))
+			msgs, turns, dropped, err := d.messages(string(key))
 			if err != nil {
 				return err
 			}
-			sharegpt, sgTools, sgSeen = msgs, tools, true
+			sharegpt, sgTurns, sgDrop, sgSeen = msgs, turns, dropped, true
 		case "messages":
-			msgs, tools, err := d.messages("messages")
+			msgs, turns, dropped, err := d.messages("messages")
 			if err != nil {
 				return err
 			}
-			openai, oaTools, oaSeen = msgs, tools, true
+			openai, oaTurns, oaDrop, oaSeen = msgs, turns, dropped, true
+		case "system", "system_prompt":
+			if null, err := sc.isNull(); null || err != nil {
+				return err
+			}
+			if sc.kind() != "string" {
+				return fmt.Errorf("%s: expected string, got JSON %s", key, sc.kind())
+			}
+			s, err := sc.str()
+			if err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+			if rec.system == "" || string(key) == "system" {
+				rec.system = s
+			}
+		case "tools":
+			raw, err := sc.raw()
+			if err != nil {
+				return err
+			}
+			if k := sc.kindOf(raw); k != "array" && k != "string" && k != "null" {
+				return fmt.Errorf("tools: expected array or string, got JSON %s", k)
+			}
+			if rec.tools, err = parseTools(raw); err != nil {
+				return err
+			}
 		default:
 			return sc.skip()
 		}
@@ -125,9 +162,9 @@ func (d *decoder) decode(data []byte, rec *record) error {
 	}
 	switch {
 	case want == FormatShareGPT && sgSeen:
-		rec.msgs, rec.tools = sharegpt, sgTools
+		rec.msgs, rec.turns, rec.dropped = sharegpt, sgTurns, sgDrop
 	case want != FormatShareGPT && oaSeen:
-		rec.msgs, rec.tools = openai, oaTools
+		rec.msgs, rec.turns, rec.dropped = openai, oaTurns, oaDrop
 	default:
 		return fmt.Errorf("%s: missing (input read as %s)", listKey(want), want)
 	}
@@ -153,32 +190,32 @@ func (d *decoder) id() (string, error) {
 }
 
 // messages decodes the message list under key (ShareGPT turns or OpenAI
-// messages; both accept either spelling of the role and text keys).
-func (d *decoder) messages(key string) ([]conv.Message, int, error) {
+// messages; both accept either spelling of the role and text keys). It
+// returns the messages kept, the number in the source and the number
+// dropped.
+func (d *decoder) messages(key string) (msgs []conv.Message, turns, dropped int, err error) {
 	sc := &d.sc
 	if null, err := sc.isNull(); null || err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	if k := sc.kind(); k != "array" {
-		return nil, 0, fmt.Errorf("%s: expected array, got JSON %s", key, k)
+		return nil, 0, 0, fmt.Errorf("%s: expected array, got JSON %s", key, k)
 	}
-	var (
-		msgs  []conv.Message
-		tools int
-	)
-	err := sc.array(func(i int) error {
+	d.calls.reset()
+	err = sc.array(func(i int) error {
+		turns++
 		m, drop, err := d.message()
 		if err != nil {
 			return fmt.Errorf("%s[%d]%w", key, i, err)
 		}
 		if drop {
-			tools++
+			dropped++
 			return nil
 		}
 		msgs = append(msgs, m)
 		return nil
 	})
-	return msgs, tools, err
+	return msgs, turns, dropped, err
 }
 
 // message decodes one turn: {"from"|"role": ..., "value"|"content"|"text": ...}.
@@ -194,6 +231,7 @@ func (d *decoder) message() (conv.Message, bool, error) {
 		role, roleKey      string
 		textKey            string
 		haveRole, haveText bool
+		toolCalls          []byte
 	)
 	err := sc.object(func(key []byte) error {
 		switch k := string(key); k {
@@ -216,6 +254,26 @@ func (d *decoder) message() (conv.Message, bool, error) {
 			if !haveText || k == "value" || textKey != "value" {
 				m.Content, textKey, haveText = text, k, true
 			}
+		case "tool_calls":
+			raw, err := sc.raw()
+			if err != nil {
+				return err
+			}
+			if string(raw) != "null" {
+				toolCalls = raw
+			}
+		case "tool_call_id":
+			if null, err := sc.isNull(); null || err != nil {
+				return err
+			}
+			if sc.kind() != "string" {
+				return fmt.Errorf("tool_call_id: expected string, got JSON %s", sc.kind())
+			}
+			id, err := sc.str()
+			if err != nil {
+				return fmt.Errorf("tool_call_id: %w", err)
+			}
+			m.ToolCallID = id
 		default:
 			return sc.skip()
 		}
@@ -231,13 +289,44 @@ func (d *decoder) message() (conv.Message, bool, error) {
 		return m, false, errors.New(`.from: missing (no "from" or "role" key)`)
 	}
 	r, ok := mapRole(role)
-	switch {
-	case !ok:
+	if !ok {
 		return m, false, fmt.Errorf(".%s: %q is not a known role (%s)", roleKey, role, knownRoles)
-	case r == roleTool:
-		return m, true, nil
+	}
+	switch r {
+	case roleTool:
+		if m.ToolCallID == "" {
+			return m, true, nil
+		}
+		m.Role = conv.RoleTool
+		return m, false, nil
+	case roleFunctionCall:
+		calls, err := d.calls.functionCalls(m.Content)
+		if err != nil {
+			return m, false, fmt.Errorf(".%w", err)
+		}
+		return conv.Message{Role: conv.RoleAssistant, ToolCalls: calls}, false, nil
+	case roleObservation:
+		id, err := d.calls.observation()
+		if err != nil {
+			return m, false, fmt.Errorf(".%w", err)
+		}
+		m.Role, m.ToolCallID = conv.RoleTool, id
+		return m, false, nil
 	}
 	m.Role = r
+	if m.ToolCallID != "" {
+		return m, false, fmt.Errorf(".tool_call_id: only a tool message answers a call, not %s", role)
+	}
+	if toolCalls != nil {
+		if r != conv.RoleAssistant {
+			return m, false, fmt.Errorf(".tool_calls: only an assistant message has tool calls, not %s", role)
+		}
+		calls, err := openAIToolCalls(toolCalls)
+		if err != nil {
+			return m, false, fmt.Errorf(".%w", err)
+		}
+		m.ToolCalls = calls
+	}
 	return m, false, nil
 }
 

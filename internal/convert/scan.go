@@ -425,3 +425,21 @@ func (s *scanner) rawNumber() (string, error) {
 	}
 	return string(s.data[start:s.pos]), nil
 }
+
+// raw consumes and validates the value that comes next and returns its
+// bytes (valid until the next reset).
+func (s *scanner) raw() ([]byte, error) {
+	s.ws()
+	start := s.pos
+	if err := s.skip(); err != nil {
+		return nil, err
+	}
+	return s.data[start:s.pos], nil
+}
+
+// kindOf names the JSON type of a raw value, for error messages.
+func (s *scanner) kindOf(raw []byte) string {
+	var t scanner
+	t.reset(raw)
+	return t.kind()
+}

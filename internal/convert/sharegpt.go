@@ -7,12 +7,19 @@ import (
 	"github.com/mtkit/mtkit/internal/conv"
 )
 
-// roleTool marks messages a chat replay cannot send (tool and function
-// results); they are dropped and counted.
-const roleTool = "tool"
+// Source roles that need more than a mapping: roleTool marks tool and
+// function results, kept as tool messages when they name the call they
+// answer (OpenAI's tool_call_id) and otherwise dropped and counted;
+// roleFunctionCall and roleObservation are LLaMA-Factory/Glaive's tool
+// call and tool result turns (see tools.go).
+const (
+	roleTool         = "tool"
+	roleFunctionCall = "function_call"
+	roleObservation  = "observation"
+)
 
 // knownRoles lists the accepted role names for error messages.
-const knownRoles = "human, user, gpt, chatgpt, bing, bard, assistant, model, system, developer, tool, function"
+const knownRoles = "human, user, gpt, chatgpt, bing, bard, assistant, model, system, developer, tool, function, ipython, function_call, observation"
 
 // mapRole maps a ShareGPT "from" or an OpenAI "role" (case-insensitive)
 // to a conversation role. ShareGPT dumps name the assistant after the
@@ -27,6 +34,10 @@ func mapRole(from string) (string, bool) {
 		return conv.RoleSystem, true
 	case "tool", "function", "ipython":
 		return roleTool, true
+	case "function_call":
+		return roleFunctionCall, true
+	case "observation":
+		return roleObservation, true
 	}
 	return "", false
 }

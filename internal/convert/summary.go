@@ -24,6 +24,12 @@ type Summary struct {
 	// DuplicateParts counts records dropped because the same source id
 	// already appeared among the parts of the conversation being merged.
 	DuplicateParts int
+	// PartsJoined counts records joined to the part before them (ShareGPT
+	// splits of one conversation), PartOverlaps the repeated boundary
+	// messages removed while joining, and PartsSeparate the records kept
+	// apart from the part before them with the same base id because they
+	// do not continue it (e.g. FastChat's "identity_N").
+	PartsJoined, PartOverlaps, PartsSeparate int
 	// Conversations is the number of conversations after part merging,
 	// each either written or dropped for one reason.
 	Conversations int
@@ -71,6 +77,8 @@ func (s *Summary) Write(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "inputs\t%d (%s), %.1f MB\n", s.Inputs, strings.Join(formats, ", "), float64(s.Bytes)/1e6)
 	fmt.Fprintf(tw, "records\t%d read, %d malformed, %d duplicate parts\n", s.Records, s.Malformed, s.DuplicateParts)
+	fmt.Fprintf(tw, "parts\t%d joined to the part before them (%d repeated boundary messages removed), %d kept separate (same base id, not a continuation)\n",
+		s.PartsJoined, s.PartOverlaps, s.PartsSeparate)
 	fmt.Fprintf(tw, "conversations\t%d after merging parts: %d written, %d dropped\n", s.Conversations, s.Written, s.DroppedTotal())
 	for _, r := range Reasons {
 		if n := s.Dropped[r]; n > 0 {
