@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -511,10 +512,42 @@ func fuzzRun(t *testing.T, data []byte, opts Options) {
 		if c.Messages[0].Role == conv.RoleAssistant {
 			t.Fatalf("conversation %q starts with the assistant", c.ID)
 		}
+		if err := toolPairs(c.Messages); err != nil {
+			t.Fatalf("conversation %q: %v", c.ID, err)
+		}
 	}
 	if sum.Written != len(convs) {
 		t.Fatalf("written %d, decoded %d", sum.Written, len(convs))
 	}
+}
+
+// toolPairs checks that every tool message answers a call of the
+// assistant message before its run of tool messages, and that every call
+// (but those of the last message) is answered.
+func toolPairs(msgs []conv.Message) error {
+	for i, m := range msgs {
+		if len(m.ToolCalls) > 0 && i < len(msgs)-1 {
+			answered := map[string]bool{}
+			for j := i + 1; j < len(msgs) && msgs[j].Role == conv.RoleTool; j++ {
+				answered[msgs[j].ToolCallID] = true
+			}
+			for _, c := range m.ToolCalls {
+				if !answered[c.ID] {
+					return fmt.Errorf("messages[%d]: call %q not answered", i, c.ID)
+				}
+			}
+		}
+		if m.Role == conv.RoleTool {
+			j := i - 1
+			for j >= 0 && msgs[j].Role == conv.RoleTool {
+				j--
+			}
+			if j < 0 || !slices.ContainsFunc(msgs[j].ToolCalls, func(c conv.ToolCall) bool { return c.ID == m.ToolCallID }) {
+				return fmt.Errorf("messages[%d]: tool result for %q answers no call before it", i, m.ToolCallID)
+			}
+		}
+	}
+	return nil
 }
 
 func FuzzRunShareGPTJSONL(f *testing.F) {
@@ -550,6 +583,8 @@ func FuzzRunShareGPTJSONL(f *testing.F) {
 func FuzzRunShareGPTArray(f *testing.F) {
 	f.Add([]byte("[\n" + strings.TrimSpace(sg("s_0", "human", "q")) + ",\n" + strings.TrimSpace(sg("s_1", "gpt", "a")) + "\n]"))
 	f.Add([]byte(`[{"id":"x","conversations":[{"from":"human","value":"\u00e9\n"}]}, 3, "x"]`))
+	f.Add([]byte(`[{"id":"w_1","conversations":[{"from":"gpt","value":"long"},{"from":"human","value":"q"}]},{"id":"w_0","system":"s","conversations":[{"from":"human","value":"q"},{"from":"gpt","value":"long"}]},{"id":"identity_0","conversations":[{"from":"human","value":"q"}]},{"id":"identity_1","conversations":[{"from":"human","value":"q"}]}]`))
+	f.Add([]byte(`[{"conversations":[{"from":"human","value":"q"},{"from":"function_call","value":"[{\"name\":\"f\",\"arguments\":{}}]"},{"from":"observation","value":"r"},{"from":"gpt","value":"a"}],"tools":"[{\"name\":\"f\"}]"}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzRun(t, data, Options{Parts: PartsAll, Alternation: AlternationDrop})
 	})
@@ -558,6 +593,7 @@ func FuzzRunShareGPTArray(f *testing.F) {
 func FuzzRunOpenAI(f *testing.F) {
 	f.Add([]byte(`{"messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"a"}]},{"role":"assistant","content":"b"}]}`))
 	f.Add([]byte(`[{"id":"v","messages":[{"role":"user","content":"q"},{"role":"tool","content":null}]}]`))
+	f.Add([]byte(`{"id":"o","system":"s","messages":[{"role":"user","content":"q"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":{"x":1}}}]},{"role":"tool","tool_call_id":"c","content":"r"}],"tools":[{"type":"function","function":{"name":"f"}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzRun(t, data, Options{From: FormatOpenAI, MaxTurns: 3, KeepEmpty: true})
 	})
