@@ -169,19 +169,7 @@ func TestFlags(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			convs, sum, log, err := convertString(t, tc.opts, tc.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, shapes(convs)); diff != "" {
-				t.Errorf("conversations (-want +got):\n%s\nlog: %s", diff, log)
-			}
-			if tc.dropped == nil {
-				tc.dropped = map[Reason]int{}
-			}
-			if diff := cmp.Diff(tc.dropped, sum.Dropped); diff != "" {
-				t.Errorf("dropped (-want +got):\n%s", diff)
-			}
+			checkConvert(t, tc.opts, tc.in, tc.want, tc.dropped)
 		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/iox"
 )
@@ -73,4 +75,24 @@ func shapes(cs []conv.Conversation) []string {
 		out = append(out, shape(c))
 	}
 	return out
+}
+
+// checkConvert converts in and compares the conversations written (as
+// shapes) and the drops (nil: none) with the expected ones.
+func checkConvert(t *testing.T, opts Options, in string, want []string, dropped map[Reason]int) *Summary {
+	t.Helper()
+	convs, sum, log, err := convertString(t, opts, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, shapes(convs)); diff != "" {
+		t.Errorf("conversations (-want +got):\n%s\nlog: %s", diff, log)
+	}
+	if dropped == nil {
+		dropped = map[Reason]int{}
+	}
+	if diff := cmp.Diff(dropped, sum.Dropped); diff != "" {
+		t.Errorf("dropped (-want +got):\n%s", diff)
+	}
+	return sum
 }

@@ -3,8 +3,6 @@ package convert
 import (
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // TestConversationSystemField: a conversation-level "system" or
@@ -36,13 +34,7 @@ func TestConversationSystemField(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			convs, _, log, err := convertString(t, tc.opts, tc.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, shapes(convs)); diff != "" {
-				t.Errorf("(-want +got):\n%s\nlog: %s", diff, log)
-			}
+			checkConvert(t, tc.opts, tc.in, tc.want, nil)
 		})
 	}
 }
@@ -112,21 +104,9 @@ func TestPartContinuation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			convs, sum, log, err := convertString(t, tc.opts, tc.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, shapes(convs)); diff != "" {
-				t.Errorf("(-want +got):\n%s\nlog: %s", diff, log)
-			}
+			sum := checkConvert(t, tc.opts, tc.in, tc.want, tc.dropped)
 			if sum.PartsJoined != tc.joined || sum.PartOverlaps != tc.overlaps || sum.PartsSeparate != tc.separate {
 				t.Errorf("joined %d overlaps %d separate %d, want %d %d %d", sum.PartsJoined, sum.PartOverlaps, sum.PartsSeparate, tc.joined, tc.overlaps, tc.separate)
-			}
-			if tc.dropped == nil {
-				tc.dropped = map[Reason]int{}
-			}
-			if diff := cmp.Diff(tc.dropped, sum.Dropped); diff != "" {
-				t.Errorf("dropped (-want +got):\n%s", diff)
 			}
 		})
 	}
