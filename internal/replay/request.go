@@ -21,6 +21,7 @@ const (
 type requestSpec struct {
 	Model          string
 	Messages       []conv.Message
+	Tools          []json.RawMessage // sent as "tools" (chat API) when non-empty
 	MaxTokens      int
 	MinTokens      int
 	ConversationID string // sent as a top-level field when non-empty
@@ -28,8 +29,10 @@ type requestSpec struct {
 
 // wireMessage is a message as sent to the server.
 type wireMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role       string          `json:"role"`
+	Content    string          `json:"content"`
+	ToolCalls  []conv.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
 }
 
 // buildBody renders the JSON request body. It is done before the clock of
@@ -45,9 +48,12 @@ func (o *Options) buildBody(s requestSpec) ([]byte, error) {
 	} else {
 		msgs := make([]wireMessage, len(s.Messages))
 		for i, m := range s.Messages {
-			msgs[i] = wireMessage{Role: m.Role, Content: m.Content}
+			msgs[i] = wireMessage{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
 		}
 		body["messages"] = msgs
+		if len(s.Tools) > 0 {
+			body["tools"] = s.Tools
+		}
 	}
 	if s.MaxTokens > 0 {
 		if o.API == APIChat && o.MaxCompletionTokensField {
@@ -97,7 +103,8 @@ func (o *Options) buildBody(s requestSpec) ([]byte, error) {
 }
 
 // completionPrompt joins a chat history into one text prompt for
-// /v1/completions: "System: ...", "User: ...", "Assistant: ..." paragraphs,
+// /v1/completions: "System: ...", "User: ...", "Assistant: ...", "Tool:
+// ..." paragraphs (an assistant's tool calls follow its text as JSON),
 // ending with "Assistant:" for the model to continue.
 func completionPrompt(msgs []conv.Message) string {
 	var b strings.Builder
@@ -107,10 +114,17 @@ func completionPrompt(msgs []conv.Message) string {
 			b.WriteString("System: ")
 		case conv.RoleAssistant:
 			b.WriteString("Assistant: ")
+		case conv.RoleTool:
+			b.WriteString("Tool: ")
 		default:
 			b.WriteString("User: ")
 		}
 		b.WriteString(m.Content)
+		if len(m.ToolCalls) > 0 {
+			calls, _ := json.Marshal(m.ToolCalls)
+			b.WriteString("\n")
+			b.Write(calls)
+		}
 		b.WriteString("\n\n")
 	}
 	b.WriteString("Assistant:")

@@ -34,19 +34,30 @@ type session struct {
 	status  string        // finished, failed, abandoned or unfinished
 }
 
-// turnSpec is the next user turn of a session.
+// turnSpec is the next turn (request) of a session: the messages it adds
+// to the history, and the dataset's answer to them.
 type turnSpec struct {
-	user      conv.Message
+	// user is the first message the turn sends: a user message, or the
+	// first tool result answering the previous answer's tool calls.
+	user conv.Message
+	// more are the further tool results sent with the first one.
+	more      []conv.Message
 	reference *conv.Message // the dataset's answer, if any
 	maxTokens int
 }
 
-// next advances to the next user message, moving system messages and
-// assistant messages that precede any user message into the history. It
-// returns false when the conversation has no user turn left.
+// input returns the messages the turn adds before the answer.
+func (t *turnSpec) input() []conv.Message {
+	return append([]conv.Message{t.user}, t.more...)
+}
+
+// next advances to the next user message or run of tool results (one
+// request per assistant message of the dataset), moving system messages
+// and assistant messages that precede any user message into the history.
+// It returns false when the conversation has no turn left.
 func (s *session) next(o *Options) (turnSpec, bool) {
 	msgs := s.src.Messages
-	for s.pos < len(msgs) && msgs[s.pos].Role != conv.RoleUser {
+	for s.pos < len(msgs) && msgs[s.pos].Role != conv.RoleUser && msgs[s.pos].Role != conv.RoleTool {
 		// System messages, and dataset answers that have no user turn of
 		// theirs (a conversation that starts with the assistant, or two
 		// answers in a row), are context.
@@ -57,16 +68,38 @@ func (s *session) next(o *Options) (turnSpec, bool) {
 		return turnSpec{}, false
 	}
 	t := turnSpec{user: msgs[s.pos]}
-	if s.pos+1 < len(msgs) && msgs[s.pos+1].Role == conv.RoleAssistant {
-		t.reference = &msgs[s.pos+1]
+	end := s.pos + 1
+	for t.user.Role == conv.RoleTool && end < len(msgs) && msgs[end].Role == conv.RoleTool {
+		t.more = append(t.more, msgs[end])
+		end++
+	}
+	if end < len(msgs) && msgs[end].Role == conv.RoleAssistant {
+		t.reference = &msgs[end]
 	}
 	t.maxTokens = o.outputTokens(t.reference)
 	return t, true
 }
 
+// answer is what joins the history after a successful turn: the live
+// answer's text, with the dataset's tool calls when the dataset's answer
+// has any. The dataset's tool results that follow answer those calls (by
+// their ids), so the live answer's own tool calls, if any, are not used.
+func (t *turnSpec) answer(live string) conv.Message {
+	m := conv.Message{Role: conv.RoleAssistant, Content: live}
+	if t.reference != nil {
+		m.ToolCalls = t.reference.ToolCalls
+	}
+	return m
+}
+
+// wire keeps the fields of m that are sent.
+func wire(m conv.Message) conv.Message {
+	return conv.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
+}
+
 // push appends a message to the history.
 func (s *session) push(m conv.Message, o *Options) {
-	m = conv.Message{Role: m.Role, Content: m.Content}
+	m = wire(m)
 	s.hist = append(s.hist, m)
 	s.transcript = append(s.transcript, m)
 	n := -1
@@ -80,18 +113,22 @@ func (s *session) push(m conv.Message, o *Options) {
 // success the user message and the model's answer join the history; on
 // failure the history stays at the last successful context.
 func (s *session) consume(t turnSpec, answer *conv.Message, o *Options) {
-	s.pos++
+	s.pos += 1 + len(t.more)
 	if t.reference != nil {
 		s.pos++
 	}
 	s.turn++
 	if answer != nil {
-		s.push(t.user, o)
+		for _, m := range t.input() {
+			s.push(m, o)
+		}
 		s.push(*answer, o)
 	} else {
-		// The failed message was sent: it stays in the transcript, not
-		// in the history.
-		s.transcript = append(s.transcript, conv.Message{Role: t.user.Role, Content: t.user.Content})
+		// The failed messages were sent: they stay in the transcript,
+		// not in the history.
+		for _, m := range t.input() {
+			s.transcript = append(s.transcript, wire(m))
+		}
 	}
 }
 
@@ -147,10 +184,19 @@ func (s *session) guard(user conv.Message, userTokens, maxTokens, maxLen int) in
 		if i >= len(s.hist) {
 			break
 		}
-		// Drop a user message together with the answer that follows it.
+		// Drop a user message together with the answer that follows it
+		// and, when that answer calls tools, their results and the next
+		// answer, so no tool result is left without its call.
 		j := i + 1
-		if s.hist[i].Role == conv.RoleUser && j < len(s.hist) && s.hist[j].Role == conv.RoleAssistant {
+		for s.hist[i].Role == conv.RoleUser && j < len(s.hist) && s.hist[j].Role == conv.RoleAssistant {
+			calls := len(s.hist[j].ToolCalls) > 0
 			j++
+			if !calls {
+				break
+			}
+			for j < len(s.hist) && s.hist[j].Role == conv.RoleTool {
+				j++
+			}
 		}
 		for k := i; k < j; k++ {
 			total -= max(s.tokens[k], 0) + messageOverhead

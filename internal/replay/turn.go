@@ -31,15 +31,20 @@ func (r *runner) runTurn(s *session) {
 	}
 	t := s.cur
 	o := &r.o
-	userTokens := -1
+	input := t.input()
+	userTokens := 0
 	if o.Tokenizer != nil {
-		userTokens = o.Tokenizer.Count(t.user.Content)
+		for _, m := range input {
+			userTokens += o.Tokenizer.Count(m.Content)
+		}
 	}
-	clientPrompt := s.guard(t.user, max(userTokens, 0), t.maxTokens, r.maxLen)
-	msgs := make([]conv.Message, len(s.hist), len(s.hist)+1)
+	clientPrompt := s.guard(t.user, userTokens, t.maxTokens, r.maxLen)
+	msgs := make([]conv.Message, len(s.hist), len(s.hist)+len(input))
 	copy(msgs, s.hist)
-	msgs = append(msgs, conv.Message{Role: conv.RoleUser, Content: t.user.Content})
-	spec := requestSpec{Model: r.model, Messages: msgs, MaxTokens: t.maxTokens}
+	for _, m := range input {
+		msgs = append(msgs, wire(m))
+	}
+	spec := requestSpec{Model: r.model, Messages: msgs, Tools: s.src.Tools, MaxTokens: t.maxTokens}
 	spec.MinTokens = o.minTokens(t.maxTokens)
 	if o.SendConversationID {
 		spec.ConversationID = s.id
@@ -103,14 +108,15 @@ func (r *runner) runTurn(s *session) {
 	if u := a.Resp.Usage; u != nil && u.PromptTokens != nil && o.Tokenizer != nil && clientPrompt > 0 {
 		s.promptScale = float64(*u.PromptTokens) / float64(clientPrompt)
 	}
-	answer := conv.Message{Role: conv.RoleAssistant}
+	live := ""
 	if len(a.Resp.Choices) > 0 {
 		c := a.Resp.Choices[0]
-		answer.Content = string(c.Content)
+		live = string(c.Content)
 		if o.KeepReasoning && len(c.Reasoning) > 0 {
-			answer.Content = string(c.Reasoning) + answer.Content
+			live = string(c.Reasoning) + live
 		}
 	}
+	answer := t.answer(live)
 	if o.PrintContent {
 		r.printContent(s, "<<<", answer.Content)
 	}
@@ -210,7 +216,7 @@ func (r *runner) records(s *session, t turnSpec, a *attempt, info *turnInfo) []*
 		if extra := mergeExtras(a.Resp.Extra, c.Extra); extra != "" {
 			rec.ServerExtra = extra
 		}
-		if r.o.Verify && a.Err == nil && t.reference != nil {
+		if r.o.Verify && a.Err == nil && t.reference != nil && len(t.reference.ToolCalls) == 0 {
 			rec.VerifyMismatch = record.Ptr(strings.TrimSpace(string(c.Content)) != strings.TrimSpace(t.reference.Content))
 		}
 		out = append(out, rec)

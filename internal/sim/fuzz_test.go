@@ -19,6 +19,8 @@ func FuzzParseRequest(f *testing.F) {
 		`{"prompt":["x"],"seed":-5,"conversation_id":12}`,
 		`{"messages":[{"role":"user","content":5}]}`,
 		`{"max_completion_tokens":-1}`,
+		`{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}],"tools":[{"type":"function","function":{"name":"f"}}]}`,
+		`{"messages":[{"role":"tool","content":"r"}],"tools":{}}`,
 		`[]`, `null`, `{`, ``,
 	} {
 		f.Add(s, false)

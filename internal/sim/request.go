@@ -37,8 +37,28 @@ func badRequest(code, param, format string, args ...any) *apiError {
 
 // rawMessage is a chat message as sent.
 type rawMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []rawToolCall   `json:"tool_calls"`
+	ToolCallID *string         `json:"tool_call_id"`
+}
+
+// rawToolCall is one tool call of an assistant message.
+type rawToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// rawTool is one tool definition of the request.
+type rawTool struct {
+	Type     string `json:"type"`
+	Function *struct {
+		Name string `json:"name"`
+	} `json:"function"`
 }
 
 // rawRequest is the union of the chat and completions request fields the
@@ -46,6 +66,7 @@ type rawMessage struct {
 type rawRequest struct {
 	Model         string          `json:"model"`
 	Messages      []rawMessage    `json:"messages"`
+	Tools         json.RawMessage `json:"tools"`
 	Prompt        json.RawMessage `json:"prompt"`
 	Stream        bool            `json:"stream"`
 	StreamOptions *struct {
@@ -171,6 +192,9 @@ func parseRequest(kind endpoint, body []byte, served string, maxRunning int) (*r
 	switch kind {
 	case chatEndpoint:
 		aerr = parseMessages(req, raw.Messages)
+		if aerr == nil {
+			aerr = parseTools(req, raw.Tools)
+		}
 	case completionsEndpoint:
 		if raw.Echo {
 			return nil, badRequest("invalid_value", "echo", "echo is not supported by the simulator")
@@ -217,9 +241,93 @@ func parseMessages(req *request, msgs []rawMessage) *apiError {
 		if err != nil {
 			return badRequest("invalid_value", param+".content", "%s.content: %v", param, err)
 		}
-		req.segments = append(req.segments, imStart+m.Role+"\n"+content+imEnd+"\n")
+		calls, aerr := toolCallsText(param, m)
+		if aerr != nil {
+			return aerr
+		}
+		role := m.Role
+		if role == "tool" {
+			// Rendered as Qwen2.5's template does: a user turn holding
+			// the result.
+			role, content = "user", "<tool_response>\n"+content+"\n</tool_response>"
+		}
+		req.segments = append(req.segments, imStart+role+"\n"+content+calls+imEnd+"\n")
 	}
 	req.segments = append(req.segments, imStart+"assistant\n")
+	return nil
+}
+
+// toolCallsText validates the tool fields of message param and renders
+// its tool calls as Qwen2.5's template does, so that they count as
+// prompt tokens: "\n<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>"
+// per call. As in OpenAI's API, only an assistant message has tool_calls,
+// and a tool message needs the tool_call_id of the call it answers.
+func toolCallsText(param string, m rawMessage) (string, *apiError) {
+	switch {
+	case m.Role == "tool" && (m.ToolCallID == nil || *m.ToolCallID == ""):
+		return "", badRequest("missing_field", param+".tool_call_id", "%s.tool_call_id is required for a tool message", param)
+	case len(m.ToolCalls) > 0 && m.Role != "assistant":
+		return "", badRequest("invalid_value", param+".tool_calls", "%s.tool_calls is only allowed on an assistant message, not %s", param, m.Role)
+	}
+	var b strings.Builder
+	for i, c := range m.ToolCalls {
+		p := fmt.Sprintf("%s.tool_calls[%d]", param, i)
+		switch {
+		case c.ID == "":
+			return "", badRequest("missing_field", p+".id", "%s.id is required", p)
+		case c.Type != "function":
+			return "", badRequest("invalid_value", p+".type", "%s.type must be \"function\", got %q", p, c.Type)
+		case c.Function.Name == "":
+			return "", badRequest("missing_field", p+".function.name", "%s.function.name is required", p)
+		}
+		var args string
+		if err := json.Unmarshal(c.Function.Arguments, &args); err != nil {
+			return "", badRequest("invalid_value", p+".function.arguments", "%s.function.arguments must be a string", p)
+		}
+		name, _ := json.Marshal(c.Function.Name)
+		fmt.Fprintf(&b, "\n<tool_call>\n{\"name\": %s, \"arguments\": %s}\n</tool_call>", name, args)
+	}
+	return b.String(), nil
+}
+
+// parseTools validates the request's tool definitions and renders them
+// into the system segment as Qwen2.5's template does (a "# Tools" block
+// listing one JSON definition per line), so that they count as prompt
+// tokens.
+func parseTools(req *request, raw json.RawMessage) *apiError {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return badRequest("invalid_value", "tools", "tools must be an array of tool definitions")
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n<tools>")
+	for i, t := range list {
+		var tool rawTool
+		if err := json.Unmarshal(t, &tool); err != nil {
+			return badRequest("invalid_value", fmt.Sprintf("tools[%d]", i), "tools[%d] must be an object", i)
+		}
+		if tool.Type != "function" || tool.Function == nil || tool.Function.Name == "" {
+			return badRequest("invalid_value", fmt.Sprintf("tools[%d]", i), `tools[%d] must be {"type": "function", "function": {"name": ...}}`, i)
+		}
+		var compact bytes.Buffer
+		json.Compact(&compact, t)
+		b.WriteString("\n")
+		b.Write(compact.Bytes())
+	}
+	b.WriteString("\n</tools>")
+	// The block goes at the end of the leading system message, or is one.
+	const sys = imStart + "system\n"
+	if first := req.segments[0]; strings.HasPrefix(first, sys) {
+		req.segments[0] = strings.TrimSuffix(first, imEnd+"\n") + b.String() + imEnd + "\n"
+	} else {
+		req.segments = append([]string{sys + strings.TrimPrefix(b.String(), "\n\n") + imEnd + "\n"}, req.segments...)
+	}
 	return nil
 }
 

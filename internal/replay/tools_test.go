@@ -1,0 +1,139 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/convert"
+	"github.com/mtkit/mtkit/internal/sim"
+)
+
+// glaiveConvs converts the real LLaMA-Factory Glaive tool-calling excerpt
+// with mtconvert's converter.
+func glaiveConvs(t *testing.T) []conv.Conversation {
+	t.Helper()
+	var out bytes.Buffer
+	_, err := convert.Run(context.Background(), convert.Options{
+		Inputs: []string{"../convert/testdata/real/glaive_toolcall_en_demo.json"},
+		Strict: true,
+		Open: func(name string) (io.ReadCloser, string, error) {
+			f, err := os.Open(name)
+			return f, name, err
+		},
+	}, conv.NewWriter(&out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var convs []conv.Conversation
+	r := conv.NewReader(&out, "converted")
+	for r.Scan() {
+		convs = append(convs, r.Conversation())
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return convs
+}
+
+// TestToolConversationsAgainstSimulator: real tool-calling conversations
+// replay with one request per assistant message, none failing.
+func TestToolConversationsAgainstSimulator(t *testing.T) {
+	t.Parallel()
+	convs := glaiveConvs(t)
+	want, calls := map[string]int{}, 0
+	for _, c := range convs {
+		for _, m := range c.Messages {
+			if m.Role == conv.RoleAssistant {
+				want[c.ID]++
+				if len(m.ToolCalls) > 0 {
+					calls++
+				}
+			}
+		}
+	}
+	if len(convs) != 7 || calls < 10 {
+		t.Fatalf("%d conversations with %d tool-calling messages; the test file changed?", len(convs), calls)
+	}
+	srv := startSim(t, sim.Config{DefaultMaxTokens: 4})
+	res := replayT(t, Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Clients: 3, LimitMaxTokens: 8}, convs)
+	got := map[string]int{}
+	for _, r := range res.recs {
+		if r.Error != "" || r.ErrorClass != "" || r.Retried {
+			t.Errorf("%s turn %d: %s %s", r.ConversationID, r.Turn, r.ErrorClass, r.Error)
+		}
+		got[r.ConversationID]++
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records per conversation (-assistant messages +records):\n%s", diff)
+	}
+}
+
+// TestToolConversationRequests: each request carries the tools, the
+// dataset's tool calls and tool results in the history; the live answer
+// (which has no tool call) does not replace the dataset's call.
+func TestToolConversationRequests(t *testing.T) {
+	t.Parallel()
+	tools := []json.RawMessage{json.RawMessage(`{"type":"function","function":{"name":"area"}}`)}
+	call := []conv.ToolCall{{ID: "call_1", Type: "function", Function: conv.FunctionCall{Name: "area", Arguments: `{"w":5}`}}}
+	c := conv.Conversation{ID: "t", Tools: tools, Messages: []conv.Message{
+		{Role: conv.RoleUser, Content: "q1"},
+		{Role: conv.RoleAssistant, ToolCalls: call, OutputTokens: 7},
+		{Role: conv.RoleTool, Content: "15", ToolCallID: "call_1"},
+		{Role: conv.RoleAssistant, Content: "it is 15", OutputTokens: 5},
+		{Role: conv.RoleUser, Content: "q2"},
+		{Role: conv.RoleAssistant, Content: "a2"},
+	}}
+	fs := newFakeServer(t, nil)
+	res := replayT(t, Options{URL: fs.URL, Stream: true}, []conv.Conversation{c})
+	reqs := fs.requests()
+	if len(reqs) != 3 || len(res.final()) != 3 {
+		t.Fatalf("%d requests, %d records; want 3", len(reqs), len(res.final()))
+	}
+	type wireMsg struct {
+		Role       string          `json:"role"`
+		Content    string          `json:"content"`
+		ToolCalls  []conv.ToolCall `json:"tool_calls,omitempty"`
+		ToolCallID string          `json:"tool_call_id,omitempty"`
+	}
+	var bodies []struct {
+		Messages  []wireMsg         `json:"messages"`
+		Tools     []json.RawMessage `json:"tools"`
+		MaxTokens int               `json:"max_tokens"`
+	}
+	for _, r := range reqs {
+		bodies = append(bodies, struct {
+			Messages  []wireMsg         `json:"messages"`
+			Tools     []json.RawMessage `json:"tools"`
+			MaxTokens int               `json:"max_tokens"`
+		}{})
+		if err := json.Unmarshal(r.Raw, &bodies[len(bodies)-1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, b := range bodies {
+		if len(b.Tools) != 1 || string(b.Tools[0]) != string(tools[0]) {
+			t.Errorf("request %d: tools %s", i, b.Tools)
+		}
+	}
+	wantSecond := []wireMsg{
+		{Role: "user", Content: "q1"},
+		{Role: "assistant", Content: reqs[0].Answers[0], ToolCalls: call},
+		{Role: "tool", Content: "15", ToolCallID: "call_1"},
+	}
+	if diff := cmp.Diff(wantSecond, bodies[1].Messages); diff != "" {
+		t.Errorf("second request's messages (-want +got):\n%s", diff)
+	}
+	if bodies[0].MaxTokens != 7 || bodies[1].MaxTokens != 5 {
+		t.Errorf("max_tokens %d, %d; want 7 (the tool-calling answer) and 5", bodies[0].MaxTokens, bodies[1].MaxTokens)
+	}
+	if n := len(bodies[2].Messages); n != 5 || bodies[2].Messages[4].Content != "q2" {
+		t.Errorf("third request's messages %+v", bodies[2].Messages)
+	}
+}
