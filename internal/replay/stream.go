@@ -19,8 +19,9 @@ type choiceResult struct {
 	Index        int
 	Content      []byte
 	Reasoning    []byte
-	FirstToken   time.Time // first non-empty content or reasoning delta
-	FirstContent time.Time // first non-empty content delta
+	ToolCalls    []byte    // tool-call deltas (function names and arguments), concatenated
+	FirstToken   time.Time // first non-empty content, reasoning or tool-call delta
+	FirstContent time.Time // first non-empty content or tool-call delta
 	LastToken    time.Time
 	Chunks       int     // token-bearing chunks
 	ReasonChunks int     // chunks with reasoning deltas
@@ -29,8 +30,11 @@ type choiceResult struct {
 	Extra        json.RawMessage // per-choice server extras (e.g. kv_transfer_params)
 }
 
-func (c *choiceResult) token(now time.Time, content, reasoning string) {
-	if content == "" && reasoning == "" {
+// token folds one delta into the choice; tool is the text of tool-call
+// deltas (an answer that calls a tool streams no content), timed as
+// content.
+func (c *choiceResult) token(now time.Time, content, reasoning, tool string) {
+	if content == "" && reasoning == "" && tool == "" {
 		return
 	}
 	if c.FirstToken.IsZero() {
@@ -38,9 +42,10 @@ func (c *choiceResult) token(now time.Time, content, reasoning string) {
 	} else {
 		c.ITL = append(c.ITL, int64(now.Sub(c.LastToken)))
 	}
-	if content != "" && c.FirstContent.IsZero() {
+	if (content != "" || tool != "") && c.FirstContent.IsZero() {
 		c.FirstContent = now
 	}
+	c.ToolCalls = append(c.ToolCalls, tool...)
 	c.LastToken = now
 	c.Chunks++
 	if reasoning != "" {
@@ -86,14 +91,16 @@ type chunk struct {
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
-			Reasoning        string `json:"reasoning"`
+			Content          string        `json:"content"`
+			ReasoningContent string        `json:"reasoning_content"`
+			Reasoning        string        `json:"reasoning"`
+			ToolCalls        toolCallDelta `json:"tool_calls"`
 		} `json:"delta"`
 		Message struct {
-			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
-			Reasoning        string `json:"reasoning"`
+			Content          string        `json:"content"`
+			ReasoningContent string        `json:"reasoning_content"`
+			Reasoning        string        `json:"reasoning"`
+			ToolCalls        toolCallDelta `json:"tool_calls"`
 		} `json:"message"`
 		Text             string          `json:"text"`
 		FinishReason     *string         `json:"finish_reason"`
@@ -102,6 +109,24 @@ type chunk struct {
 	Usage            *usage          `json:"usage"`
 	KVTransferParams json.RawMessage `json:"kv_transfer_params"`
 	Error            *apiError       `json:"error"`
+}
+
+// toolCallDelta is the tool calls of a delta or message.
+type toolCallDelta []struct {
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// text is the names and arguments of the calls, concatenated.
+func (t toolCallDelta) text() string {
+	var b strings.Builder
+	for _, c := range t {
+		b.WriteString(c.Function.Name)
+		b.WriteString(c.Function.Arguments)
+	}
+	return b.String()
 }
 
 // apiError is an OpenAI-style error object.
@@ -126,7 +151,7 @@ func (r *response) apply(data []byte, now time.Time, streaming bool) error {
 			for i := range cs {
 				f := &cs[i]
 				cr := r.choice(f.index)
-				cr.token(now, f.content+f.text, f.reasoningContent+f.reasoning)
+				cr.token(now, f.content+f.text, f.reasoningContent+f.reasoning, "")
 				if f.finish != "" {
 					cr.FinishReason = f.finish
 				}
@@ -150,9 +175,9 @@ func (r *response) applyJSON(data []byte, now time.Time, streaming bool) error {
 		ch := &c.Choices[i]
 		cr := r.choice(ch.Index)
 		if streaming {
-			cr.token(now, ch.Delta.Content+ch.Text, ch.Delta.ReasoningContent+ch.Delta.Reasoning)
+			cr.token(now, ch.Delta.Content+ch.Text, ch.Delta.ReasoningContent+ch.Delta.Reasoning, ch.Delta.ToolCalls.text())
 		} else {
-			cr.token(now, ch.Message.Content+ch.Text, ch.Message.ReasoningContent+ch.Message.Reasoning)
+			cr.token(now, ch.Message.Content+ch.Text, ch.Message.ReasoningContent+ch.Message.Reasoning, ch.Message.ToolCalls.text())
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			cr.FinishReason = *ch.FinishReason
@@ -649,8 +674,17 @@ func (p *fastParser) delta(c *fastChoice) bool {
 			dst, k = &c.reasoningContent, 1
 		case "reasoning":
 			dst, k = &c.reasoning, 2
+		case "tool_calls":
+			// Tool-call deltas take the encoding/json path (applyJSON);
+			// null and [] carry none.
+			if !p.null() {
+				if !bytes.HasPrefix(p.d[p.i:], []byte("[]")) {
+					return false
+				}
+				p.i += 2
+			}
 		default:
-			if foldsTo(key, "content", "reasoning_content", "reasoning") || !p.skip(0) {
+			if foldsTo(key, "content", "reasoning_content", "reasoning", "tool_calls") || !p.skip(0) {
 				return false
 			}
 		}

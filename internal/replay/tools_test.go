@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -135,5 +136,29 @@ func TestToolConversationRequests(t *testing.T) {
 	}
 	if n := len(bodies[2].Messages); n != 5 || bodies[2].Messages[4].Content != "q2" {
 		t.Errorf("third request's messages %+v", bodies[2].Messages)
+	}
+}
+
+// TestToolCallDeltasAreTimed: an answer that calls a tool streams no
+// content, only tool-call deltas; they give the first-token time and the
+// chunk count (before, such an answer had no TTFT and 0 chunks).
+func TestToolCallDeltasAreTimed(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	chunks := []string{
+		`{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"area","arguments":""}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"w\": 5}"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+	}
+	var resp response
+	for i, c := range chunks {
+		if err := resp.apply([]byte(c), t0.Add(time.Duration(i)*time.Millisecond), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := resp.Choices[0]
+	if !c.FirstToken.Equal(t0.Add(time.Millisecond)) || !c.FirstContent.Equal(c.FirstToken) || c.Chunks != 2 || string(c.ToolCalls) != `area{"w": 5}` || c.FinishReason != "tool_calls" {
+		t.Errorf("first token %v, first content %v, chunks %d, tool calls %q, finish %q", c.FirstToken.Sub(t0), c.FirstContent.Sub(t0), c.Chunks, c.ToolCalls, c.FinishReason)
 	}
 }
