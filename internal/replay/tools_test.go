@@ -162,3 +162,34 @@ func TestToolCallDeltasAreTimed(t *testing.T) {
 		t.Errorf("first token %v, first content %v, chunks %d, tool calls %q, finish %q", c.FirstToken.Sub(t0), c.FirstContent.Sub(t0), c.Chunks, c.ToolCalls, c.FinishReason)
 	}
 }
+
+// TestGuardDropsWholeToolChains: the context guard drops a user message
+// with its tool-calling answer, the tool results and the final answer
+// together, never leaving a tool result without its call.
+func TestGuardDropsWholeToolChains(t *testing.T) {
+	t.Parallel()
+	call := []conv.ToolCall{{ID: "c1", Type: "function", Function: conv.FunctionCall{Name: "f"}}}
+	s := &session{hist: []conv.Message{
+		{Role: conv.RoleSystem, Content: "s"},
+		{Role: conv.RoleUser, Content: "q1"},
+		{Role: conv.RoleAssistant, ToolCalls: call},
+		{Role: conv.RoleTool, Content: "r", ToolCallID: "c1"},
+		{Role: conv.RoleAssistant, Content: "a1"},
+		{Role: conv.RoleUser, Content: "q2"},
+		{Role: conv.RoleAssistant, Content: "a2"},
+	}, tokens: []int{10, 10, 10, 10, 10, 10, 10}}
+	// Each message costs 10 + 8 (template overhead), the new user message
+	// too: 144 in all. The budget (116 - 8 max_tokens) is met by dropping
+	// q1 and its tool call alone, which would leave the tool result first.
+	s.guard(conv.Message{Role: conv.RoleUser}, 10, 8, 116)
+	var roles []string
+	for _, m := range s.hist {
+		roles = append(roles, m.Role+":"+m.Content)
+	}
+	if diff := cmp.Diff([]string{"system:s", "user:q2", "assistant:a2"}, roles); diff != "" {
+		t.Errorf("history after the guard (-want +got):\n%s", diff)
+	}
+	if s.dropped != 4 || len(s.tokens) != len(s.hist) {
+		t.Errorf("dropped %d, %d token counts for %d messages", s.dropped, len(s.tokens), len(s.hist))
+	}
+}
