@@ -309,6 +309,10 @@ func (r *runner) write(it item) error {
 		n := 0
 		if tok != nil {
 			n = tok.Count(m.Content)
+			for _, c := range m.ToolCalls {
+				// A tool call's output is its name and arguments.
+				n += tok.Count(c.Function.Name) + tok.Count(c.Function.Arguments)
+			}
 			m.Tokens = n
 			total += n
 		}
@@ -321,6 +325,8 @@ func (r *runner) write(it item) error {
 			if tok != nil {
 				s.UserTokens = append(s.UserTokens, n)
 			}
+		case conv.RoleTool:
+			s.Tool++
 		case conv.RoleAssistant:
 			s.Assistant++
 			turns++

@@ -133,12 +133,12 @@ func TestRealShareGPTParts(t *testing.T) {
 // rejected (unknown role function_call); they become OpenAI tool calls.
 func TestRealGlaiveToolCalls(t *testing.T) {
 	t.Parallel()
-	convs, sum, log, err := convertFiles(t, Options{Inputs: []string{realGlaive}, Strict: true}, nil)
+	convs, sum, log, err := convertFiles(t, Options{Inputs: []string{realGlaive}, Strict: true, Tokenizer: wordCounter{}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(convs) != 7 || sum.Malformed != 0 || sum.Removed.Tool != 0 || log != "" {
-		t.Fatalf("wrote %d, malformed %d, tool removed %d, log %q", len(convs), sum.Malformed, sum.Removed.Tool, log)
+	if len(convs) != 7 || sum.Malformed != 0 || sum.Removed.Tool != 0 || sum.Tool != 10 || log != "" {
+		t.Fatalf("wrote %d, malformed %d, tool removed %d, tool written %d (want 10), log %q", len(convs), sum.Malformed, sum.Removed.Tool, sum.Tool, log)
 	}
 	if convs[0].Tools != nil {
 		t.Errorf(`"tools": "[]" gave %s`, convs[0].Tools)
@@ -159,6 +159,11 @@ func TestRealGlaiveToolCalls(t *testing.T) {
 	want := conv.ToolCall{ID: "call_1", Type: "function", Function: conv.FunctionCall{Name: "calculate_area", Arguments: `{"shape":"rectangle","dimensions":[5,3]}`}}
 	if diff := cmp.Diff(want, call); diff != "" {
 		t.Error(diff)
+	}
+	// The call's output length is its name and arguments: a replay asks
+	// for that many tokens.
+	if got, want := area.Messages[1].OutputTokens, 1+1; got != want {
+		t.Errorf("tool call output_tokens %d, want %d (name and arguments)", got, want)
 	}
 	for i, id := range []string{"call_1", "call_2", "call_3"} {
 		if got := area.Messages[2+4*i]; got.Role != conv.RoleTool || got.ToolCallID != id {

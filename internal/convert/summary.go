@@ -39,7 +39,7 @@ type Summary struct {
 	Removed MessageStats
 	// Messages written by role, and conversations written that end with
 	// a user message (replayed without a reference answer for that turn).
-	System, User, Assistant int
+	System, User, Assistant, Tool int
 	EndsWithUser            int
 	// Turns is the number of non-system messages per written conversation.
 	Turns []int
@@ -85,8 +85,8 @@ func (s *Summary) Write(w io.Writer) error {
 			fmt.Fprintf(tw, "  dropped %s\t%d\n", r, n)
 		}
 	}
-	fmt.Fprintf(tw, "messages\t%d written (system %d, user %d, assistant %d); %d conversations end with a user message\n",
-		s.System+s.User+s.Assistant, s.System, s.User, s.Assistant, s.EndsWithUser)
+	fmt.Fprintf(tw, "messages\t%d written (system %d, user %d, assistant %d, tool %d); %d conversations end with a user message\n",
+		s.System+s.User+s.Assistant+s.Tool, s.System, s.User, s.Assistant, s.Tool, s.EndsWithUser)
 	r := s.Removed
 	fmt.Fprintf(tw, "removed\t%d empty, %d system, %d tool, %d leading assistant, %d truncated; %d merged into the previous message\n",
 		r.Empty, r.System, r.Tool, r.LeadingAssistant, r.Truncated, r.Merged)
