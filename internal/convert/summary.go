@@ -40,7 +40,7 @@ type Summary struct {
 	// Messages written by role, and conversations written that end with
 	// a user message (replayed without a reference answer for that turn).
 	System, User, Assistant, Tool int
-	EndsWithUser            int
+	EndsWithUser                  int
 	// Turns is the number of non-system messages per written conversation.
 	Turns []int
 	// Tokenizer names the tokenizer of the token counts, "" if none.
