@@ -162,13 +162,6 @@ type mergeStats struct {
 	separate int // parts kept apart from the part before them
 }
 
-func (a *mergeStats) add(b mergeStats) {
-	a.dupParts += b.dupParts
-	a.joined += b.joined
-	a.overlaps += b.overlaps
-	a.separate += b.separate
-}
-
 // merge sorts a group's parts by part number (numerically; a record with
 // no suffix first; ties keep input order), drops repeated part ids (the
 // later copy) and chains each part to the one before it when it continues
