@@ -219,5 +219,5 @@ func (s *session) output() *conv.Conversation {
 			meta[k] = v
 		}
 	}
-	return &conv.Conversation{ID: s.id, Messages: s.transcript, Meta: meta}
+	return &conv.Conversation{ID: s.id, Messages: s.transcript, Tools: s.src.Tools, Meta: meta}
 }

@@ -137,6 +137,12 @@ func TestToolConversationRequests(t *testing.T) {
 	if n := len(bodies[2].Messages); n != 5 || bodies[2].Messages[4].Content != "q2" {
 		t.Errorf("third request's messages %+v", bodies[2].Messages)
 	}
+	// -o writes the conversation as replayed, with its tools and the
+	// dataset's tool calls and results.
+	if len(res.convs) != 1 || len(res.convs[0].Tools) != 1 || len(res.convs[0].Messages) != 6 ||
+		len(res.convs[0].Messages[1].ToolCalls) != 1 || res.convs[0].Messages[2].ToolCallID != "call_1" {
+		t.Errorf("-o output %+v", res.convs)
+	}
 }
 
 // TestToolCallDeltasAreTimed: an answer that calls a tool streams no
