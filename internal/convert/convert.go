@@ -231,35 +231,29 @@ func (r *runner) drop(reason Reason) { r.sum.Dropped[reason]++ }
 // emit splits a group into conversations and takes each through
 // de-duplication, the filters and sampling.
 func (r *runner) emit(g *group) error {
-	items, st := g.merge()
+	st, err := g.merge(func(it item, i int) error {
+		if r.opts.Parts == PartsAdjacent && it.first >= 0 {
+			// A late run of parts that would continue a conversation
+			// already written cannot be joined to it any more.
+			prev, ok := r.partEnds[it.base]
+			if i == 0 && ok && (it.first == prev.end || it.first == prev.end-1 && it.head == prev.tail) {
+				r.sum.Conversations++
+				r.warnf("%s:%d: part %q continues an earlier part of %q that is not adjacent to it; dropped (use --parts all to merge them)", it.file, it.line, it.c.ID, it.base)
+				r.drop(ReasonPartNotAdjacent)
+				return nil
+			}
+			if r.partEnds == nil {
+				r.partEnds = map[string]partEnd{}
+			}
+			r.partEnds[it.base] = partEnd{end: it.end, tail: it.tail}
+		}
+		return r.emitItem(it)
+	})
 	r.sum.DuplicateParts += st.dupParts
 	r.sum.PartsJoined += st.joined
 	r.sum.PartOverlaps += st.overlaps
 	r.sum.PartsSeparate += st.separate
-	if r.opts.Parts == PartsAdjacent && items[0].first >= 0 {
-		// A late run of parts that would continue a conversation already
-		// written cannot be joined to it any more.
-		it := items[0]
-		if prev, ok := r.partEnds[it.base]; ok && (it.first == prev.end || it.first == prev.end-1 && it.head == prev.tail) {
-			r.sum.Conversations++
-			r.warnf("%s:%d: part %q continues an earlier part of %q that is not adjacent to it; dropped (use --parts all to merge them)", it.file, it.line, it.c.ID, it.base)
-			r.drop(ReasonPartNotAdjacent)
-			items = items[1:]
-		}
-		if len(items) > 0 {
-			if r.partEnds == nil {
-				r.partEnds = map[string]partEnd{}
-			}
-			last := items[len(items)-1]
-			r.partEnds[last.base] = partEnd{end: last.end, tail: last.tail}
-		}
-	}
-	for _, it := range items {
-		if err := r.emitItem(it); err != nil {
-			return err
-		}
-	}
-	return nil
+	return err
 }
 
 // partEnd is where the last conversation written of a base id ended: the

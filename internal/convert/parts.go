@@ -2,7 +2,7 @@ package convert
 
 import (
 	"fmt"
-	"hash/fnv"
+	"hash/maphash"
 	"slices"
 	"strings"
 
@@ -66,16 +66,15 @@ type item struct {
 	head, tail uint64
 }
 
+// hashSeed seeds messageHash for the process.
+var hashSeed = maphash.MakeSeed()
+
 // messageHash hashes a message's role and content.
 func messageHash(msgs []conv.Message, i int) uint64 {
 	if i < 0 || i >= len(msgs) {
 		return 0
 	}
-	h := fnv.New64a()
-	h.Write([]byte(msgs[i].Role))
-	h.Write([]byte{0})
-	h.Write([]byte(msgs[i].Content))
-	return h.Sum64()
+	return maphash.String(hashSeed, msgs[i].Role) ^ maphash.String(hashSeed, msgs[i].Content)*31
 }
 
 // merger groups records by base id according to its mode and hands
@@ -165,25 +164,31 @@ type mergeStats struct {
 // merge sorts a group's parts by part number (numerically; a record with
 // no suffix first; ties keep input order), drops repeated part ids (the
 // later copy) and chains each part to the one before it when it continues
-// it (see continuation); each chain is one conversation. A chain of
-// several parts that starts at the group's first part takes the base id;
-// any other conversation keeps the id of its first record. Same-role
-// messages meeting at a part boundary are left for the alternation step.
-func (g *group) merge() (items []item, st mergeStats) {
+// it (see continuation); each chain is one conversation, handed to emit
+// with its index in the group. A chain of several parts that starts at
+// the group's first part takes the base id; any other conversation keeps
+// the id of its first record. Same-role messages meeting at a part
+// boundary are left for the alternation step. A record's messages are
+// owned by its group: they are joined in place.
+func (g *group) merge(emit func(it item, i int) error) (st mergeStats, err error) {
 	slices.SortStableFunc(g.parts, func(a, b part) int {
 		if a.num != b.num {
 			return a.num - b.num
 		}
 		return a.seen - b.seen
 	})
-	var chain []part
+	var buf [4]part
+	chain := buf[:0]
 	var msgs []conv.Message
-	flush := func() {
+	n := 0
+	flush := func() error {
 		if len(chain) == 0 {
-			return
+			return nil
 		}
-		items = append(items, g.item(chain, msgs))
-		chain, msgs = nil, nil
+		it := g.item(chain, msgs)
+		chain, msgs = chain[:0], nil
+		n++
+		return emit(it, n-1)
 	}
 	for i, p := range g.parts {
 		if i > 0 && p.rec.id == g.parts[i-1].rec.id {
@@ -208,13 +213,14 @@ func (g *group) merge() (items []item, st mergeStats) {
 				continue
 			}
 			st.separate++
-			flush()
+			if err := flush(); err != nil {
+				return st, err
+			}
 		}
 		chain = append(chain, p)
-		msgs = append(slices.Clip(msgs), p.rec.msgs...)
+		msgs = p.rec.msgs
 	}
-	flush()
-	return items, st
+	return st, flush()
 }
 
 // continuation reports whether part b continues part a, the part before
@@ -261,8 +267,10 @@ func (g *group) item(chain []part, msgs []conv.Message) item {
 	it := item{file: first.file, line: first.line, base: g.base, first: chain[0].num}
 	last := chain[len(chain)-1]
 	it.end = last.num + last.rec.turns
-	it.head = messageHash(first.msgs, 0)
-	it.tail = messageHash(last.rec.msgs, len(last.rec.msgs)-1)
+	if it.first >= 0 {
+		it.head = messageHash(first.msgs, 0)
+		it.tail = messageHash(last.rec.msgs, len(last.rec.msgs)-1)
+	}
 	id := first.id
 	meta := map[string]any{"source": string(first.format)}
 	if len(chain) > 1 {
