@@ -163,6 +163,8 @@ func FuzzParseFastChunk(f *testing.F) {
 		`{"Choices":[{"index":0,"delta":{"content":"a"}}]}`,
 		`{"choices":[{"index":0,"delta":{"content":"a\nb"}}]}`,
 		`{"choices":[{"index":2,"delta":{"content":"é"}},{"index":0,"delta":{"content":"x"}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":null,"tool_calls":[]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":null,"content":"x"}}]}`,
 		`{"choices":null}`, `{}`, `[]`, `{"choices":[{"index":1.5}]}`, `{"choices":[{"index":0,"delta":{"content":"a"},"delta":{}}]}`,
 	} {
 		f.Add([]byte(s))
