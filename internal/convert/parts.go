@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mtkit/mtkit/internal/conv"
@@ -209,6 +210,7 @@ func (g *group) merge(emit func(it item, i int) error) (st mergeStats, err error
 				}
 				st.joined++
 				chain = append(chain, p)
+				uniqueCallIDs(msgs, next, p.num)
 				msgs = append(msgs, next...)
 				continue
 			}
@@ -221,6 +223,46 @@ func (g *group) merge(emit func(it item, i int) error) (st mergeStats, err error
 		msgs = p.rec.msgs
 	}
 	return st, flush()
+}
+
+// uniqueCallIDs renames the tool calls of next (a part joined to msgs)
+// whose ids msgs already uses, and the results answering them, by adding
+// "_p" and the part number: every part numbers its calls from call_1.
+func uniqueCallIDs(msgs, next []conv.Message, part int) {
+	if !callsCollide(msgs, next) {
+		return
+	}
+	suffix := "_p" + strconv.Itoa(part)
+	for i := range next {
+		m := &next[i]
+		for j := range m.ToolCalls {
+			m.ToolCalls[j].ID += suffix
+		}
+		if m.ToolCallID != "" {
+			m.ToolCallID += suffix
+		}
+	}
+}
+
+// callsCollide reports whether a tool call of next has an id used in msgs.
+func callsCollide(msgs, next []conv.Message) bool {
+	var used map[string]bool
+	for _, m := range next {
+		for _, c := range m.ToolCalls {
+			if used == nil {
+				used = map[string]bool{}
+				for _, old := range msgs {
+					for _, oc := range old.ToolCalls {
+						used[oc.ID] = true
+					}
+				}
+			}
+			if used[c.ID] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // continuation reports whether part b continues part a, the part before

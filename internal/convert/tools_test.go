@@ -122,3 +122,32 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestToolCallIDsUniqueAcrossParts: joined parts each number their calls
+// from call_1; the later part's ids are renamed so that ids stay unique
+// within the conversation.
+func TestToolCallIDsUniqueAcrossParts(t *testing.T) {
+	t.Parallel()
+	part := func(id string) string {
+		return `{"id":"` + id + `","conversations":[{"from":"human","value":"q` + id + `"},{"from":"function_call","value":"{\"name\":\"f\"}"},{"from":"observation","value":"r"},{"from":"gpt","value":"a"}]}` + "\n"
+	}
+	convs, _, log, err := convertString(t, Options{}, part("t_0")+part("t_4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(convs) != 1 {
+		t.Fatalf("got %v; log %s", shapes(convs), log)
+	}
+	var ids []string
+	for _, m := range convs[0].Messages {
+		for _, c := range m.ToolCalls {
+			ids = append(ids, "call:"+c.ID)
+		}
+		if m.ToolCallID != "" {
+			ids = append(ids, "result:"+m.ToolCallID)
+		}
+	}
+	if diff := cmp.Diff([]string{"call:call_1", "result:call_1", "call:call_1_p4", "result:call_1_p4"}, ids); diff != "" {
+		t.Error(diff)
+	}
+}
