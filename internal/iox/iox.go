@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -113,37 +114,82 @@ func Open(path string, stdin io.Reader) (*Input, error) {
 	return &Input{Reader: dr, Name: name, release: release, file: f}, nil
 }
 
-// Output is a buffered, optionally compressed output stream. Flush pushes
-// everything written so far through the compressor to the file, so a reader
-// sees complete lines even if the process dies later.
+// FrameInterval is the least time between two compressed frames ended by
+// Flush: a kill loses at most what was written since the last frame ended.
+const FrameInterval = time.Second
+
+// Output is a buffered, optionally compressed output stream.
+//
+// Flush makes everything written so far readable by any reader even if the
+// process is killed later: plain output is written to the file; compressed
+// output ends its gzip member or zstd frame (a file of several members or
+// frames is one valid stream to gzip, zstd and every reader built on them).
+// Ending a frame costs a little compression, so a compressed Output ends
+// one at most every FrameInterval; a Flush inside that interval only moves
+// the buffered bytes into the compressor, and a later Flush (call Flush
+// periodically) ends the frame.
 type Output struct {
-	w       *bufio.Writer
-	flusher interface{ Flush() error }
-	closers []io.Closer
-	Name    string
+	w      *bufio.Writer
+	frame  frameWriter // nil for plain output
+	closer io.Closer
+	base   io.Writer
+	Name   string
+
+	dirty     bool // compressed: bytes written since the frame began
+	lastFrame time.Time
+	now       func() time.Time
+}
+
+// frameWriter is a compressor whose stream can be ended and restarted on
+// the same destination.
+type frameWriter interface {
+	io.WriteCloser
+	Reset(io.Writer)
 }
 
 // Write implements io.Writer.
-func (o *Output) Write(p []byte) (int, error) { return o.w.Write(p) }
+func (o *Output) Write(p []byte) (int, error) {
+	if o.frame != nil && len(p) > 0 {
+		o.dirty = true
+	}
+	return o.w.Write(p)
+}
 
-// Flush writes buffered data and flushes the compressor.
+// Compressed reports whether the output is gzip or zstd.
+func (o *Output) Compressed() bool { return o.frame != nil }
+
+// Flush writes buffered data; see Output for compressed output.
 func (o *Output) Flush() error {
 	if err := o.w.Flush(); err != nil {
 		return err
 	}
-	if o.flusher != nil {
-		return o.flusher.Flush()
+	if o.frame == nil || !o.dirty || o.now().Sub(o.lastFrame) < FrameInterval {
+		return nil
 	}
+	return o.endFrame()
+}
+
+// endFrame completes the current frame and starts the next one, which is
+// written only if more data comes.
+func (o *Output) endFrame() error {
+	o.lastFrame, o.dirty = o.now(), false
+	if err := o.frame.Close(); err != nil {
+		return err
+	}
+	o.frame.Reset(o.base)
 	return nil
 }
 
-// Close flushes and closes the compressor and the file, in that order.
+// Close flushes, ends the last frame and closes the file, in that order.
+// A compressed output that received no data still gets one (empty) frame,
+// so it is a valid file.
 func (o *Output) Close() error {
 	err := o.w.Flush()
-	for _, c := range o.closers {
-		if cerr := c.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
+	if o.frame != nil && err == nil && (o.dirty || o.lastFrame.IsZero()) {
+		err = o.frame.Close()
+	}
+	if cerr := o.closer.Close(); cerr != nil && err == nil {
+		err = cerr
 	}
 	return err
 }
@@ -166,20 +212,27 @@ func Create(path string, stdout io.Writer) (*Output, error) {
 		}
 		base, closer, name = f, f, path
 	}
-	o := &Output{Name: name}
+	o := &Output{Name: name, base: base, closer: closer, now: time.Now}
 	switch {
 	case strings.HasSuffix(path, ".gz"):
-		zw := gzip.NewWriter(base)
-		o.w, o.flusher, o.closers = bufio.NewWriterSize(zw, 1<<16), zw, []io.Closer{zw, closer}
+		o.frame = gzip.NewWriter(base)
 	case strings.HasSuffix(path, ".zst"):
 		zw, err := zstd.NewWriter(base)
 		if err != nil {
 			closer.Close()
 			return nil, err
 		}
-		o.w, o.flusher, o.closers = bufio.NewWriterSize(zw, 1<<16), zw, []io.Closer{zw, closer}
-	default:
-		o.w, o.closers = bufio.NewWriterSize(base, 1<<16), []io.Closer{closer}
+		o.frame = zw
 	}
+	var w io.Writer = base
+	if o.frame != nil {
+		w = frameSink{o}
+	}
+	o.w = bufio.NewWriterSize(w, 1<<16)
 	return o, nil
 }
+
+// frameSink feeds the current frame writer (which endFrame replaces).
+type frameSink struct{ o *Output }
+
+func (s frameSink) Write(p []byte) (int, error) { return s.o.frame.Write(p) }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCreateOpenRoundTrip(t *testing.T) {
@@ -106,5 +107,89 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if _, err := Open("-", bytes.NewReader([]byte{0x1f, 0x8b, 0, 0})); err == nil || !strings.Contains(err.Error(), "stdin: gzip") {
 		t.Errorf("corrupt gzip: err = %v", err)
+	}
+}
+
+// TestFlushEndsFrames checks what a kill leaves of a compressed output:
+// everything before the last frame-ending Flush decodes with the standard
+// decoders, and frames end at most every FrameInterval.
+func TestFlushEndsFrames(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"x.jsonl.gz", "x.jsonl.zst"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), name)
+			out, err := Create(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			clock := time.Unix(1000, 0)
+			out.now = func() time.Time { return clock }
+			// decoded is what a reader gets from the file as it is now,
+			// as if the process had been killed.
+			written := ""
+			decoded := func() (string, error) {
+				t.Helper()
+				in, err := Open(path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer in.Close()
+				b, err := io.ReadAll(in) // a cut last frame ends in an error
+				return string(b), err
+			}
+			step := func(text string, advance time.Duration, want string) {
+				t.Helper()
+				clock = clock.Add(advance)
+				io.WriteString(out, text)
+				written += text
+				if err := out.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				got, err := decoded()
+				if got != want {
+					t.Errorf("after writing %q at +%v: file decodes to %q, want %q", text, advance, got, want)
+				}
+				if want == written && err != nil {
+					t.Errorf("after writing %q: every frame should be complete, got %v", text, err)
+				}
+			}
+			step("a\n", 0, "a\n")                     // the first Flush ends a frame
+			step("b\n", FrameInterval/2, "a\n")       // too soon for another frame
+			step("c\n", FrameInterval/2, "a\nb\nc\n") // FrameInterval after the first
+			step("", 5*FrameInterval, "a\nb\nc\n")    // nothing new: no empty frame
+			step("d\n", 0, "a\nb\nc\nd\n")            // idle long enough: at once
+			if err := out.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := decoded(); got != written || err != nil {
+				t.Errorf("after Close: %q, %v", got, err)
+			}
+		})
+	}
+}
+
+// TestCloseEmptyCompressed: a compressed output that got no data is still
+// a valid (empty) file.
+func TestCloseEmptyCompressed(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"e.gz", "e.zst"} {
+		path := filepath.Join(t.TempDir(), name)
+		out, err := Create(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := out.Close(); err != nil {
+			t.Fatal(err)
+		}
+		in, err := Open(path, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if b, err := io.ReadAll(in); err != nil || len(b) != 0 {
+			t.Errorf("%s: %q, %v", name, b, err)
+		}
+		in.Close()
 	}
 }
