@@ -49,6 +49,7 @@ type Files struct {
 
 	started bool
 	idx     int
+	queue   []Input // the parts of a directory input, still to read
 	dec     Decoder
 	closer  func() error
 	file    string
@@ -88,13 +89,15 @@ func (f *Files) Scan() bool {
 	}
 	for {
 		if f.dec == nil {
-			if f.idx >= len(f.Paths) {
+			if len(f.queue) == 0 && f.idx >= len(f.Paths) {
 				f.err = nil
 				return false
 			}
-			in := ParseInput(f.Paths[f.idx])
-			f.idx++
-			if err := f.open(in); err != nil {
+			in, err := f.nextInput()
+			if err == nil {
+				err = f.open(in)
+			}
+			if err != nil {
 				f.fatal, f.err = err, err
 				return false
 			}

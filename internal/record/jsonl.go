@@ -11,7 +11,8 @@ import (
 
 // Encoder writes records.
 type Encoder interface {
-	// Encode writes one record; it is readable once Encode returns.
+	// Encode writes one record. JSONEncoder on an unbuffered writer makes
+	// it readable at once; the encoders of Create buffer it until Flush.
 	Encode(r *Record) error
 	// Close flushes and finalizes the output (Parquet writes its footer).
 	Close() error

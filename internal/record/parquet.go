@@ -29,9 +29,11 @@ type ParquetEncoder struct {
 	pending int // records in the current row group
 	// rowGroupRows caps a row group (ParquetRowGroupRows).
 	rowGroupRows int
-	lastFlush    time.Time
-	now          func() time.Time
-	closed       bool
+	// flushEvery ends a row group this long after the last (0: never).
+	flushEvery time.Duration
+	lastFlush  time.Time
+	now        func() time.Time
+	closed     bool
 }
 
 var _ Encoder = (*ParquetEncoder)(nil)
@@ -50,7 +52,7 @@ func newParquetEncoder(w io.Writer, rowGroupRows int) *ParquetEncoder {
 		parquet.MaxRowsPerRowGroup(int64(rowGroupRows)),
 		parquet.CreatedBy("mtkit", "", ""),
 	)
-	return &ParquetEncoder{w: pw, dst: w, now: time.Now, lastFlush: time.Now(), rowGroupRows: rowGroupRows,
+	return &ParquetEncoder{w: pw, dst: w, now: time.Now, lastFlush: time.Now(), rowGroupRows: rowGroupRows, flushEvery: ParquetFlushInterval,
 		batch: make([]Record, 0, min(parquetBatch, rowGroupRows))}
 }
 
@@ -65,7 +67,7 @@ func (e *ParquetEncoder) Encode(r *Record) error {
 			return err
 		}
 	}
-	if now := e.now(); e.pending+len(e.batch) >= e.rowGroupRows || now.Sub(e.lastFlush) >= ParquetFlushInterval {
+	if e.pending+len(e.batch) >= e.rowGroupRows || e.flushEvery > 0 && e.now().Sub(e.lastFlush) >= e.flushEvery {
 		return e.Flush()
 	}
 	return nil
