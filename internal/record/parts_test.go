@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mtkit/mtkit/internal/faultio"
 )
 
 // readDir reads every record of a parts directory through Files, as
@@ -128,25 +130,8 @@ func TestCreatePartsReplaces(t *testing.T) {
 	}
 }
 
-// failAfter is a writer that fails with ENOSPC once n bytes are written,
-// like a file on a disk that fills up.
-type failAfter struct {
-	w io.Writer
-	n int
-}
-
-func (f *failAfter) Write(p []byte) (int, error) {
-	if len(p) > f.n {
-		k, _ := f.w.Write(p[:f.n])
-		f.n = 0
-		return k, &os.PathError{Op: "write", Path: "disk", Err: syscall.ENOSPC}
-	}
-	f.n -= len(p)
-	return f.w.Write(p)
-}
-
 type failingFile struct {
-	*failAfter
+	*faultio.FullDisk
 	f *os.File
 }
 
@@ -164,7 +149,7 @@ func TestPartsEncoderDiskFull(t *testing.T) {
 	budget := 1 << 30
 	enc := newPartsEncoder(dir, func(name string) (io.WriteCloser, error) {
 		f, err := os.Create(name)
-		return failingFile{&failAfter{w: f, n: budget}, f}, err
+		return failingFile{&faultio.FullDisk{W: f, N: budget}, f}, err
 	})
 	enc.maxRows = 3
 	recs := genRecords(3, 9)

@@ -26,6 +26,15 @@ type Sink struct {
 	Log io.Writer
 	// Progress, when set, receives a status line every second.
 	Progress io.Writer
+	// Buffer is the capacity of the queue to the output writer, in
+	// attempts and conversations (0: DefaultBuffer). Records and
+	// conversations are written on a goroutine of their own; a session
+	// waits only when the queue is full (Summary.WriteBlocked). Records
+	// is flushed (if it has Flush() error) whenever the queue runs empty
+	// and every 500 ms, Conversations likewise.
+	Buffer int
+
+	onBlocked func() // tests: called when a send finds the queue full
 }
 
 // Summary counts what a replay did.
@@ -40,6 +49,9 @@ type Summary struct {
 	// Conversations by final status.
 	Started, Finished, FailedConversations, Abandoned, Unfinished int64
 	Elapsed                                                       time.Duration
+	// WriteBlocked is the time sessions waited for room in the queue to
+	// the output writer (outputs slower than the replay); 0 normally.
+	WriteBlocked time.Duration
 	// NextSeq is the seq after the last record written.
 	NextSeq int64
 }
@@ -56,6 +68,11 @@ func NewRunID() string {
 // cancelling abort cancels in-flight requests too (they are recorded with
 // error class "canceled"). Run returns after every started conversation
 // has been written to the sinks.
+//
+// The first write error stops the run and is the error returned: no new
+// turns start, and a records error also cancels the requests in flight
+// (their records could not be written). The other output goes on
+// receiving everything, so a healthy disk loses nothing.
 func Run(stop, abort context.Context, opts Options, convs []conv.Conversation, sink Sink) (*Summary, error) {
 	o := opts.withDefaults()
 	if err := o.Validate(); err != nil {
@@ -74,7 +91,9 @@ func Run(stop, abort context.Context, opts Options, convs []conv.Conversation, s
 	if o.Rate > 0 {
 		concurrency = max(o.MaxInFlight, 64)
 	}
-	r := &runner{o: o, c: newClient(&o, concurrency), sink: sink, abort: abort, red: red}
+	abort, cancelAbort := context.WithCancel(abort)
+	defer cancelAbort()
+	r := &runner{o: o, c: newClient(&o, concurrency), sink: sink, abort: abort, cancelAbort: cancelAbort, red: red}
 	defer r.c.close()
 	if err := r.discover(stop); err != nil {
 		return nil, red.Error(err)
@@ -87,6 +106,7 @@ func Run(stop, abort context.Context, opts Options, convs []conv.Conversation, s
 	r.rng = mrand.New(mrand.NewPCG(o.RandSeed, 0x6d746b6974))
 	r.anchor = time.Now()
 	r.seq = o.FirstSeq
+	r.w = newWriter(sink, r.writeFailed)
 	if o.Duration > 0 {
 		t := time.AfterFunc(o.Duration, cancelStop)
 		defer t.Stop()
@@ -102,38 +122,45 @@ func Run(stop, abort context.Context, opts Options, convs []conv.Conversation, s
 		r.closedLoop()
 	}
 	r.sum.Elapsed = time.Since(r.anchor)
+	r.w.close()
 	r.sum.RunID, r.sum.Model, r.sum.MaxModelLen = o.RunID, r.model, r.maxLen
+	r.sum.WriteBlocked = time.Duration(r.w.blocked.Load())
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sum.NextSeq = r.seq
 	r.sum.Model = red.String(r.sum.Model)
-	if r.outErr == nil {
-		r.outErr = r.unreachableErr
+	err := r.err
+	if err == nil {
+		err = r.unreachableErr
 	}
-	return &r.sum, red.Error(r.outErr)
+	return &r.sum, red.Error(err)
 }
 
 type runner struct {
-	o          Options
-	c          *client
-	sink       Sink
-	stop       context.Context // no new turns
-	cancelStop context.CancelFunc
-	abort      context.Context // cancel in-flight requests
-	red        *Redactor
-	src        *source
-	anchor     time.Time
-	model      string
-	maxLen     int
+	o           Options
+	c           *client
+	sink        Sink
+	stop        context.Context // no new turns
+	cancelStop  context.CancelFunc
+	abort       context.Context // cancel in-flight requests
+	cancelAbort context.CancelFunc
+	red         *Redactor
+	src         *source
+	anchor      time.Time
+	model       string
+	maxLen      int
 
 	reserved atomic.Int64 // turns reserved against MaxRequests
 	rngMu    sync.Mutex
 	rng      *mrand.Rand
 
-	mu     sync.Mutex // guards seq, sum, outputs
-	seq    int64
-	sum    Summary
-	outErr error
+	mu  sync.Mutex // guards seq, sum, err
+	seq int64
+	sum Summary
+	err error // the first error: it ends the run
+	// sendMu orders sends to w: records in seq order.
+	sendMu sync.Mutex
+	w      *writer
 	// live figures for the progress line
 	live liveStats
 
@@ -437,7 +464,6 @@ func (r *runner) finish(s *session) {
 		}
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	switch s.status {
 	case "finished":
 		r.sum.Finished++
@@ -448,12 +474,20 @@ func (r *runner) finish(s *session) {
 	default:
 		r.sum.Unfinished++
 	}
+	r.mu.Unlock()
 	// A conversation that sent nothing has no transcript to write (and
 	// an empty one is not a valid conversation).
-	if r.sink.Conversations != nil && r.outErr == nil && len(s.transcript) > 0 {
-		if err := r.sink.Conversations.Write(r.red.Conversation(s.output())); err != nil {
-			r.outErr = fmt.Errorf("writing conversations: %w", err)
-			r.cancelStop()
-		}
+	if r.sink.Conversations != nil && len(s.transcript) > 0 {
+		r.sendMu.Lock()
+		r.w.send(item{conv: r.red.Conversation(s.output())})
+		r.sendMu.Unlock()
+	}
+}
+
+// writeFailed ends the run after a write error (see Run).
+func (r *runner) writeFailed(records bool, err error) {
+	r.fail(err)
+	if records {
+		r.cancelAbort()
 	}
 }

@@ -247,10 +247,12 @@ func (r *runner) wall(t time.Time) time.Time {
 	return r.anchor.Add(t.Sub(r.anchor)).Round(0)
 }
 
-// emit numbers and writes records.
+// emit numbers records and queues them for the writer; it waits only if
+// the writer's queue is full.
 func (r *runner) emit(recs []*record.Record) {
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	for _, rec := range recs {
 		rec.Seq = r.seq
 		r.seq++
@@ -263,20 +265,17 @@ func (r *runner) emit(recs []*record.Record) {
 				r.sum.Requests++
 			}
 		}
-		if r.outErr == nil {
-			if err := r.sink.Records.Encode(rec); err != nil {
-				r.outErr = fmt.Errorf("writing records: %w", err)
-				r.cancelStop()
-			}
-		}
 	}
+	r.mu.Unlock()
+	r.w.send(item{recs: recs})
 }
 
+// fail keeps err if it is the first and stops the run.
 func (r *runner) fail(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.outErr == nil {
-		r.outErr = err
+	if r.err == nil {
+		r.err = err
 	}
 	r.cancelStop()
 }

@@ -1,0 +1,167 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/faultio"
+	"github.com/mtkit/mtkit/internal/record"
+)
+
+// gatedRecords is a record output that is stuck (like a full pipe or a
+// stalled disk) until release is closed; entered is closed when the first
+// Encode starts waiting.
+type gatedRecords struct {
+	memRecords
+	release chan struct{}
+	entered chan struct{}
+	once    sync.Once
+}
+
+func (g *gatedRecords) Encode(r *record.Record) error {
+	g.once.Do(func() { close(g.entered) })
+	<-g.release
+	return g.memRecords.Encode(r)
+}
+
+// TestSlowOutput: a stuck record output does not hold up the sessions
+// while the writer's queue has room; when it is full, the time sessions
+// wait is reported; in the end every record is written, in seq order.
+func TestSlowOutput(t *testing.T) {
+	t.Parallel()
+	const convs, turns = 4, 3
+	for _, tc := range []struct {
+		name        string
+		buffer      int
+		wantBlocked bool
+	}{
+		{"queue holds the run", 0, false},
+		{"queue of one", 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			served := make(chan struct{}, convs*turns)
+			fs := newFakeServer(t, func(fs *fakeServer) {
+				fs.hook = func(http.ResponseWriter, *http.Request, *seenRequest) bool {
+					served <- struct{}{}
+					return false
+				}
+			})
+			recs := &gatedRecords{release: make(chan struct{}), entered: make(chan struct{})}
+			blocked := make(chan struct{})
+			var blockOnce sync.Once
+			sink := Sink{Records: recs, Buffer: tc.buffer, onBlocked: func() { blockOnce.Do(func() { close(blocked) }) }}
+			o := Options{URL: fs.URL, Model: "fake-model", Stream: true, Clients: 2, RequestTimeout: 20 * time.Second}
+			type ret struct {
+				sum *Summary
+				err error
+			}
+			done := make(chan ret, 1)
+			go func() {
+				sum, err := Run(context.Background(), context.Background(), o, simpleConvs(convs, turns), sink)
+				done <- ret{sum, err}
+			}()
+			<-recs.entered
+			if tc.wantBlocked {
+				select {
+				case <-blocked:
+				case <-time.After(20 * time.Second):
+					t.Fatal("no session waited for a full queue")
+				}
+			} else {
+				for i := range convs * turns {
+					select {
+					case <-served:
+					case <-time.After(20 * time.Second):
+						t.Fatalf("only %d of %d requests sent while the output was stuck: sessions wait for it", i, convs*turns)
+					}
+				}
+			}
+			close(recs.release)
+			got := <-done
+			if got.err != nil {
+				t.Fatal(got.err)
+			}
+			all := recs.all()
+			if len(all) != convs*turns || got.sum.Requests != convs*turns {
+				t.Errorf("%d records written, %d requests; want %d", len(all), got.sum.Requests, convs*turns)
+			}
+			for i, r := range all {
+				if r.Seq != int64(i) || !r.OK() {
+					t.Errorf("record %d: seq %d, error %q", i, r.Seq, r.Error)
+				}
+			}
+			if (got.sum.WriteBlocked > 0) != tc.wantBlocked {
+				t.Errorf("WriteBlocked %v, want >0: %v", got.sum.WriteBlocked, tc.wantBlocked)
+			}
+		})
+	}
+}
+
+// TestWriteError: the first write error ends the run and is the error
+// returned; the other output, on a healthy disk, still gets everything:
+// every measured request when conversations fail, every conversation
+// with an answer when records fail.
+func TestWriteError(t *testing.T) {
+	t.Parallel()
+	for _, failing := range []string{"records", "conversations"} {
+		t.Run(failing, func(t *testing.T) {
+			t.Parallel()
+			fs := newFakeServer(t, nil)
+			var recBuf, convBuf bytes.Buffer
+			var recW, convW io.Writer = &recBuf, &convBuf
+			if failing == "records" {
+				recW = &faultio.FullDisk{W: &recBuf}
+			} else {
+				convW = &faultio.FullDisk{W: &convBuf}
+			}
+			sink := Sink{Records: record.NewJSONEncoder(recW), Conversations: conv.NewWriter(convW)}
+			o := Options{URL: fs.URL, Model: "fake-model", Stream: true, Clients: 2, RequestTimeout: 20 * time.Second}
+			sum, err := Run(context.Background(), context.Background(), o, simpleConvs(50, 4), sink)
+			if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "writing "+failing) {
+				t.Fatalf("err %v, want the %s write error", err, failing)
+			}
+			if sum.Requests >= 200 {
+				t.Errorf("%d requests: the run went on after the write error", sum.Requests)
+			}
+			var convs []conv.Conversation
+			r := conv.NewReader(&convBuf, "conversations")
+			for r.Scan() {
+				convs = append(convs, r.Conversation())
+			}
+			d := record.NewJSONDecoder(&recBuf, "records")
+			var recs []record.Record
+			for d.Scan() {
+				recs = append(recs, *d.Record())
+			}
+			switch failing {
+			case "conversations":
+				if int64(len(recs)) != sum.Attempts || int64(len(recs)) != fs.n.Load() {
+					t.Errorf("%d records of %d attempts (%d requests served): records lost on the healthy output", len(recs), sum.Attempts, fs.n.Load())
+				}
+			case "records":
+				written := map[string]bool{}
+				for _, c := range convs {
+					written[c.ID] = true
+				}
+				for _, req := range fs.requests() {
+					if id := strings.Fields(req.lastUser())[0]; !written[id] {
+						t.Errorf("conversation %s sent a request but was not written", id)
+					}
+				}
+				if len(convs) == 0 || int64(len(convs)) > sum.Started {
+					t.Errorf("%d conversations written, %d started", len(convs), sum.Started)
+				}
+			}
+		})
+	}
+}
