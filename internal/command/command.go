@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -144,29 +145,58 @@ func withOwnHelpAndVersion(app *cli.App) {
 	}
 }
 
-// Interrupts turns a signal channel into two contexts: stop is cancelled
-// by the first signal (start no new work, finish what is in flight), abort
-// by the second (cancel in-flight work). Calling release stops watching.
+// DefaultTermGrace is how long SIGTERM lets in-flight work run before
+// cancelling it: well under the 30 s Kubernetes (and 10 s docker stop)
+// wait between SIGTERM and SIGKILL, so outputs are closed in time.
+const DefaultTermGrace = 5 * time.Second
+
+// Interrupts is InterruptsGrace with DefaultTermGrace.
 func Interrupts(parent context.Context, sig <-chan os.Signal) (stop, abort context.Context, release func()) {
+	return InterruptsGrace(parent, sig, DefaultTermGrace)
+}
+
+// InterruptsGrace turns a signal channel into two contexts: stop is
+// cancelled by the first signal (start no new work, finish what is in
+// flight), abort by the second (cancel in-flight work), or, when the
+// first is SIGTERM (docker stop, Kubernetes), termGrace after it (at once
+// if termGrace <= 0). Calling release stops watching.
+func InterruptsGrace(parent context.Context, sig <-chan os.Signal, termGrace time.Duration) (stop, abort context.Context, release func()) {
+	return interrupts(parent, sig, termGrace, time.After)
+}
+
+// interrupts is InterruptsGrace with the grace timer injected (tests).
+func interrupts(parent context.Context, sig <-chan os.Signal, termGrace time.Duration, after func(time.Duration) <-chan time.Time) (stop, abort context.Context, release func()) {
 	abort, cancelAbort := context.WithCancel(parent)
 	stop, cancelStop := context.WithCancel(abort)
 	done := make(chan struct{})
 	go func() {
 		n := 0
+		var grace <-chan time.Time
 		for {
 			select {
 			case <-done:
 				return
-			case _, ok := <-sig:
+			case <-grace:
+				cancelAbort()
+				return
+			case s, ok := <-sig:
 				if !ok {
-					return
+					if grace == nil {
+						return
+					}
+					sig = nil // wait for the grace period only
+					continue
 				}
 				n++
-				if n == 1 {
-					cancelStop()
-				} else {
+				switch {
+				case n > 1 || s == syscall.SIGTERM && termGrace <= 0:
 					cancelAbort()
 					return
+				case s == syscall.SIGTERM:
+					cancelStop()
+					grace = after(termGrace)
+				default:
+					cancelStop()
 				}
 			}
 		}

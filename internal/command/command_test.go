@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,6 +64,55 @@ func TestInterrupts(t *testing.T) {
 	}
 	sig <- os.Interrupt
 	waitDone(t, abort)
+}
+
+// TestInterruptsTerm: SIGTERM stops at once and aborts after the grace
+// period (or at a second signal); SIGINT never aborts by itself.
+func TestInterruptsTerm(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		first     os.Signal
+		grace     time.Duration
+		wantTimer bool // a grace timer is started
+		abortNow  bool // the first signal aborts at once
+	}{
+		{"sigterm", syscall.SIGTERM, time.Minute, true, false},
+		{"sigterm no grace", syscall.SIGTERM, 0, false, true},
+		{"sigint", os.Interrupt, time.Minute, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sig := make(chan os.Signal, 2)
+			timer := make(chan time.Time, 1)
+			asked := make(chan time.Duration, 1)
+			after := func(d time.Duration) <-chan time.Time { asked <- d; return timer }
+			stop, abort, release := interrupts(context.Background(), sig, tc.grace, after)
+			defer release()
+			sig <- tc.first
+			waitDone(t, stop)
+			if tc.abortNow {
+				waitDone(t, abort)
+				return
+			}
+			if !tc.wantTimer {
+				sig <- os.Interrupt // only a second signal aborts
+				waitDone(t, abort)
+				if len(asked) != 0 {
+					t.Error("grace timer started for SIGINT")
+				}
+				return
+			}
+			if d := <-asked; d != tc.grace {
+				t.Errorf("grace %v, want %v", d, tc.grace)
+			}
+			if abort.Err() != nil {
+				t.Fatal("aborted before the grace period ended")
+			}
+			timer <- time.Now()
+			waitDone(t, abort)
+		})
+	}
 }
 
 func waitDone(t *testing.T, ctx context.Context) {
