@@ -74,10 +74,11 @@ before each turn, per user (a think time, not an arrival rate).`
 		&cli.IntFlag{Name: "max-retries", Value: replay.DefaultMaxRetries, EnvVars: []string{"MULTITURN_BENCH_MAX_RETRIES"}, Usage: "retries on connection errors, 429 and 5xx"},
 		&cli.StringFlag{Name: "on-failure", Value: "continue", Usage: "after the last retry: continue (next turn, from the last good context) or abandon the conversation"},
 		&cli.Float64Flag{Name: "request-timeout", Value: 600, Usage: "per-request timeout in `SECONDS`"},
+		&cli.DurationFlag{Name: "term-grace", Value: command.DefaultTermGrace, Usage: "after SIGTERM, cancel the requests still in flight after `DURATION` (recorded as canceled)"},
 		&cli.BoolFlag{Name: "verify-output", Usage: "compare answers with the dataset's and record mismatches"},
 		&cli.BoolFlag{Name: "print-content", Usage: "print prompts and answers to stderr"},
 
-		&cli.StringFlag{Name: "records", Value: "-", Usage: "records `FILE`: - (stdout, JSONL), *.jsonl[.gz|.zst], *.parquet"},
+		&cli.StringFlag{Name: "records", Value: "-", Usage: "records `FILE`: - (stdout, JSONL), *.jsonl[.gz|.zst], *.parquet (a directory of Parquet parts)"},
 		&cli.StringFlag{Name: "output-file", Aliases: []string{"o"}, Usage: "write the conversations with the model's real answers to `FILE` (*.json: a JSON list, as vLLM writes)"},
 		&cli.StringFlag{Name: "manifest", Usage: "run manifest `FILE` (default: next to --records FILE)"},
 		&cli.StringFlag{Name: "run-id", Usage: "run id written in every record (default: time + random)"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -54,18 +55,22 @@ func manifestPath(o *options) string {
 	return base + ".manifest.json"
 }
 
+// writeManifest writes the manifest; sum is nil for the one written
+// before the run (no summary, no end time), which also checks that the
+// path can be written. A manifest file is replaced atomically, so a
+// failing write leaves the earlier one.
 func writeManifest(o *options, sum *replay.Summary, digest string, started time.Time, stdout io.Writer) error {
 	path := manifestPath(o)
-	if path == "" {
+	if path == "" || path == "-" && sum == nil {
 		return nil
 	}
 	host, _ := os.Hostname()
 	r := &o.replay
 	m := manifest{
-		RunID: sum.RunID, Started: started.UTC(), Version: command.Version(), GoVersion: runtime.Version(),
+		RunID: r.RunID, Started: started.UTC(), Version: command.Version(), GoVersion: runtime.Version(),
 		Host: host, OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), Args: o.args,
-		Input: o.input, InputHash: digest, Tokenizer: o.tokenizer, URL: r.URL, Model: sum.Model,
-		MaxModel: sum.MaxModelLen, Summary: sum, Simulated: o.sim, Records: o.records, ConvOutput: o.convOut,
+		Input: o.input, InputHash: digest, Tokenizer: o.tokenizer, URL: r.URL, Model: r.Model,
+		MaxModel: r.MaxModelLen, Simulated: o.sim, Records: o.records, ConvOutput: o.convOut,
 		Settings: map[string]any{
 			"api": r.API, "stream": r.Stream, "include_usage": r.IncludeUsage, "n": r.N,
 			"clients": r.Clients, "active": r.Active, "sampling": r.Sampling, "rate": r.Rate,
@@ -77,8 +82,10 @@ func writeManifest(o *options, sum *replay.Summary, digest string, started time.
 			"headers": headerNames(o), "extra_body": r.ExtraBody, "sim_config": o.simSpec,
 		},
 	}
-	end := started.Add(sum.Elapsed).UTC()
-	m.Ended = &end
+	if sum != nil {
+		end := started.Add(sum.Elapsed).UTC()
+		m.RunID, m.Model, m.MaxModel, m.Summary, m.Ended = sum.RunID, sum.Model, sum.MaxModelLen, sum, &end
+	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err == nil {
 		b, err = replay.NewRedactor(r).JSON(b) // the URL's userinfo, echoed model names
@@ -90,10 +97,37 @@ func writeManifest(o *options, sum *replay.Summary, digest string, started time.
 		_, err = fmt.Fprintf(stdout, "%s\n", b)
 		return err
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := writeFileAtomic(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("manifest: %w", err)
 	}
 	return nil
+}
+
+// writeFileAtomic writes data to a temporary file next to path and
+// renames it into place; a path that exists and is not a regular file
+// (/dev/null, a pipe) is written directly.
+func writeFileAtomic(path string, data []byte) error {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return os.WriteFile(path, data, 0o644)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // headerNames lists the extra headers sent, without their values.

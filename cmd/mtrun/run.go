@@ -39,6 +39,7 @@ type options struct {
 	warmupStep bool
 	quiet      bool
 	cpuprofile string
+	termGrace  time.Duration
 	args       []string // command line, for the manifest (secrets redacted)
 	vllm       *vllmOutputs
 	genSeed    *uint64 // --seed, for a generate_conversations input
@@ -57,6 +58,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 		warmupStep: c.Bool("warmup-step"),
 		quiet:      c.Bool("quiet"),
 		cpuprofile: c.String("cpuprofile"),
+		termGrace:  c.Duration("term-grace"),
 		args:       redactArgs(os.Args),
 	}
 	switch c.NArg() {
@@ -157,7 +159,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 
 // run loads the conversations, opens the outputs and replays.
 func run(ctx context.Context, o *options, s command.Streams) (err error) {
-	stop, abort, release := command.Interrupts(ctx, s.Signals)
+	stop, abort, release := command.InterruptsGrace(ctx, s.Signals, o.termGrace)
 	defer release()
 	if o.cpuprofile != "" {
 		f, err := os.Create(o.cpuprofile)
@@ -182,6 +184,15 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	if err != nil {
 		return err
 	}
+	if o.replay.RunID == "" {
+		o.replay.RunID = replay.NewRunID()
+	}
+	started := time.Now()
+	// The manifest is written now, without a summary, so that a path that
+	// cannot be written fails before the run rather than after it.
+	if err := writeManifest(o, nil, digest, started, s.Out); err != nil {
+		return err
+	}
 	if o.sim {
 		cfg, err := sim.ParseConfig(o.simSpec)
 		if err != nil {
@@ -195,15 +206,13 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		o.replay.URL = srv.URL
 	}
 
+	var outs outputs
+	defer outs.close() // on early returns; errors are reported below
 	recs, err := record.Create(o.records, s.Out)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := recs.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("closing records: %w", cerr)
-		}
-	}()
+	outs.add("records", recs)
 	sink := replay.Sink{Records: o.vllm.collect(recs, s.Err), Log: s.Err}
 	if o.convOut != "" {
 		f, err := iox.Create(o.convOut, s.Out)
@@ -211,20 +220,12 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 			return err
 		}
 		out := conversationsOut(o.convOut, f)
-		defer func() {
-			if cerr := out.Close(); cerr != nil && err == nil {
-				err = fmt.Errorf("closing %s: %w", o.convOut, cerr)
-			}
-		}()
+		outs.add(o.convOut, out)
 		sink.Conversations = conv.NewWriter(out)
 	}
 	if command.IsTerminal(s.Err) && !o.quiet {
 		sink.Progress = s.Err
 	}
-	if o.replay.RunID == "" {
-		o.replay.RunID = replay.NewRunID()
-	}
-	started := time.Now()
 	var sum *replay.Summary
 	var runErr error
 	var warmSec *float64
@@ -241,19 +242,18 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	if runErr == nil && stop.Err() == nil {
 		sum, runErr = replay.Run(stop, abort, o.replay, convs, sink)
 	}
+	// The first error is the one reported: a write error during the run
+	// before one closing the outputs, before one writing the manifest.
+	// The others go to stderr.
+	errs := []error{runErr, outs.close()}
 	if sum != nil {
-		if err := o.vllm.write(len(convs), warmSec, time.Now()); err != nil {
-			return err
-		}
-		if err := writeManifest(o, sum, digest, started, s.Out); err != nil {
-			return err
-		}
+		errs = append(errs, o.vllm.write(len(convs), warmSec, time.Now()), writeManifest(o, sum, digest, started, s.Out))
 		if !o.quiet {
 			printSummary(s.Err, sum)
 		}
 	}
-	if runErr != nil {
-		return runErr
+	if err := firstError(s.Err, errs...); err != nil {
+		return err
 	}
 	if stop.Err() != nil && ctx.Err() == nil {
 		return command.Exit(command.ExitInterrupted, errors.New("interrupted; outputs are complete up to here"))
@@ -262,6 +262,48 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		return fmt.Errorf("all %d requests failed (see the records' error field)", sum.Requests)
 	}
 	return nil
+}
+
+// outputs closes mtrun's outputs once, in the order they were opened.
+type outputs struct {
+	names   []string
+	closers []io.Closer
+	closed  bool
+}
+
+func (o *outputs) add(name string, c io.Closer) {
+	o.names, o.closers = append(o.names, name), append(o.closers, c)
+}
+
+// close closes every output and returns the first error.
+func (o *outputs) close() error {
+	if o.closed {
+		return nil
+	}
+	o.closed = true
+	var first error
+	for i, c := range o.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = fmt.Errorf("closing %s: %w", o.names[i], err)
+		}
+	}
+	return first
+}
+
+// firstError returns the first non-nil error and prints the later ones to
+// w, so no failure goes unseen but none hides the first.
+func firstError(w io.Writer, errs ...error) error {
+	var first error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case first == nil:
+			first = err
+		default:
+			fmt.Fprintf(w, "mtrun: also: %v\n", err)
+		}
+	}
+	return first
 }
 
 // loadInput reads every conversation of the input and a SHA-256 of its
@@ -347,6 +389,9 @@ func printSummary(w io.Writer, s *replay.Summary) {
 	fmt.Fprintf(w, "mtrun: run %s model %s: %d requests (%d failed, %d retries) in %s; conversations: %d started, %d finished, %d failed, %d abandoned, %d unfinished\n",
 		s.RunID, s.Model, s.Requests, s.Failed, s.Retries, s.Elapsed.Round(time.Millisecond),
 		s.Started, s.Finished, s.FailedConversations, s.Abandoned, s.Unfinished)
+	if s.WriteBlocked > 0 {
+		fmt.Fprintf(w, "mtrun: the outputs were slower than the replay: sessions waited %s for the record writer (lateness and think times include it)\n", s.WriteBlocked.Round(time.Millisecond))
+	}
 }
 
 // redactArgs hides the values of secret flags.

@@ -62,32 +62,21 @@ func readRecords(t *testing.T, data []byte, name string) []record.Record {
 	return out
 }
 
-// readParquet decodes a Parquet records file.
-func readParquet(t *testing.T, path string) []record.Record {
+// readFiles reads records the way mtstats does (a Parquet records
+// "file" is a directory of parts), failing on any problem.
+func readFiles(t *testing.T, path string) []record.Record {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := &record.Files{Paths: []string{path}}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := record.NewParquetDecoder(f, st.Size(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
 	var out []record.Record
-	for d.Scan() {
-		out = append(out, *d.Record())
+	for f.Scan() {
+		if err := f.Err(); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, *f.Record())
 	}
-	if err := d.Err(); err != nil {
+	if err := f.Err(); err != nil {
 		t.Fatal(err)
-	}
-	if int64(len(out)) != d.NumRows() {
-		t.Fatalf("read %d rows of %d", len(out), d.NumRows())
 	}
 	return out
 }
@@ -149,17 +138,10 @@ func TestRunOutputs(t *testing.T) {
 				if got.stdout != "" {
 					t.Errorf("stdout %q with --records FILE", got.stdout)
 				}
-				recs = readParquet(t, filepath.Join(dir, tc.records))
+				recs = readFiles(t, filepath.Join(dir, tc.records))
 				manifestPath = filepath.Join(dir, "recs.manifest.json")
 			default:
-				f := &record.Files{Paths: []string{filepath.Join(dir, tc.records)}}
-				for f.Scan() {
-					recs = append(recs, *f.Record())
-				}
-				if err := f.Err(); err != nil {
-					t.Fatal(err)
-				}
-				f.Close()
+				recs = readFiles(t, filepath.Join(dir, tc.records))
 				manifestPath = filepath.Join(dir, "recs.manifest.json")
 			}
 			if len(recs) != 9 {
@@ -272,6 +254,23 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// interrupt sends s to a running mtrun and returns its result, failing
+// unless it exits with 130 within the given time.
+func interrupt(t *testing.T, sig chan<- os.Signal, s os.Signal, done <-chan invocation, within time.Duration) invocation {
+	t.Helper()
+	sig <- s
+	select {
+	case got := <-done:
+		if got.code != command.ExitInterrupted {
+			t.Fatalf("exit %d after %v, want 130; stderr %s", got.code, s, got.stderr)
+		}
+		return got
+	case <-time.After(within):
+		t.Fatalf("mtrun still running %v after %v", within, s)
+	}
+	return invocation{}
+}
+
 // TestInterruptOnce sends one interrupt mid-run: no new turn starts, the
 // requests in flight finish and are recorded, every output is complete and
 // valid, and the exit code is 130.
@@ -295,22 +294,13 @@ func TestInterruptOnce(t *testing.T) {
 				return st.Completed >= 3 && st.Running > 0
 			})
 			before := srv.Server.Stats().Requests
-			sig <- os.Interrupt
-			var got invocation
-			select {
-			case got = <-done:
-			case <-time.After(20 * time.Second):
-				t.Fatal("mtrun did not return after an interrupt")
-			}
-			if got.code != command.ExitInterrupted {
-				t.Fatalf("exit %d, want 130; stderr %s", got.code, got.stderr)
-			}
+			got := interrupt(t, sig, os.Interrupt, done, 20*time.Second)
 			if !strings.Contains(got.stderr, "interrupted") {
 				t.Errorf("stderr %q", got.stderr)
 			}
 			var recs []record.Record
 			if format == "parquet" {
-				recs = readParquet(t, recPath)
+				recs = readFiles(t, recPath)
 			} else {
 				b, err := os.ReadFile(recPath)
 				if err != nil {
@@ -370,7 +360,7 @@ func TestInterruptTwice(t *testing.T) {
 	if got.code != command.ExitInterrupted {
 		t.Fatalf("exit %d, want 130; stderr %s", got.code, got.stderr)
 	}
-	recs := readParquet(t, recPath)
+	recs := readFiles(t, recPath)
 	if len(recs) != 3 {
 		t.Fatalf("%d records, want the 3 in flight", len(recs))
 	}

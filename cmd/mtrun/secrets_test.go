@@ -127,7 +127,7 @@ func TestNoSecretInOutputs(t *testing.T) {
 				outputs[filepath.Base(f)] = b
 				if strings.HasSuffix(f, ".parquet") {
 					// Pages may be compressed: look in the decoded values too.
-					for _, r := range readParquet(t, f) {
+					for _, r := range readFiles(t, f) {
 						v := reflect.ValueOf(r)
 						for i := range v.NumField() {
 							if v.Field(i).Kind() == reflect.String {
