@@ -148,26 +148,18 @@ type rawRecord struct {
 func readRecords(t *testing.T, path string, data []byte) []rawRecord {
 	t.Helper()
 	if data == nil {
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			return readParquetRecords(t, path) // mtrun's Parquet parts
+		}
 		var err error
 		if data, err = os.ReadFile(path); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var recs []rawRecord
 	if bytes.HasPrefix(data, []byte("PAR1")) {
-		f := &record.Files{Paths: []string{path}}
-		defer f.Close()
-		for f.Scan() {
-			if err := f.Err(); err != nil {
-				t.Fatalf("records %s: %v", path, err)
-			}
-			recs = append(recs, rawRecord{Record: *f.Record()})
-		}
-		if err := f.Err(); err != nil {
-			t.Fatalf("records %s: %v", path, err)
-		}
-		return recs
+		return readParquetRecords(t, path)
 	}
+	var recs []rawRecord
 	for i, line := range bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n")) {
 		if len(line) == 0 {
 			continue
@@ -180,6 +172,25 @@ func readRecords(t *testing.T, path string, data []byte) []rawRecord {
 			t.Fatalf("records %s:%d: %v", path, i+1, err)
 		}
 		recs = append(recs, r)
+	}
+	return recs
+}
+
+// readParquetRecords reads a Parquet file or parts directory as mtstats
+// does.
+func readParquetRecords(t *testing.T, path string) []rawRecord {
+	t.Helper()
+	var recs []rawRecord
+	f := &record.Files{Paths: []string{path}}
+	defer f.Close()
+	for f.Scan() {
+		if err := f.Err(); err != nil {
+			t.Fatalf("records %s: %v", path, err)
+		}
+		recs = append(recs, rawRecord{Record: *f.Record()})
+	}
+	if err := f.Err(); err != nil {
+		t.Fatalf("records %s: %v", path, err)
 	}
 	return recs
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/sim"
 )
 
@@ -283,5 +284,25 @@ func TestDiskFull(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPrintSummaryWriteBlocked: time the sessions waited for the record
+// writer is reported, and only when there was some.
+func TestPrintSummaryWriteBlocked(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		blocked time.Duration
+		want    string
+	}{
+		{0, ""},
+		{1500 * time.Millisecond, "mtrun: the outputs were slower than the replay: sessions waited 1.5s for the record writer (lateness and think times include it)\n"},
+	} {
+		var b bytes.Buffer
+		printSummary(&b, &replay.Summary{RunID: "r", Model: "m", Requests: 3, WriteBlocked: tc.blocked})
+		_, rest, _ := strings.Cut(b.String(), "\n")
+		if rest != tc.want {
+			t.Errorf("blocked %v: %q, want %q", tc.blocked, rest, tc.want)
+		}
 	}
 }

@@ -15,13 +15,14 @@ import (
 // before Flush closes the part (PartsEncoder).
 const PartInterval = time.Second
 
-// partPattern matches the closed parts of a PartsEncoder; a part being
-// written has the suffix ".tmp" and matches neither this nor "*.parquet".
+// partPattern matches the closed parts of a PartsEncoder. A part being
+// written is ".part-N.parquet.tmp": hidden (pyarrow and Spark skip names
+// starting with a dot) and matched neither by this nor by "*.parquet".
 const partPattern = "part-*.parquet"
 
 // PartsEncoder writes records to a directory of Parquet files, each a
 // complete file with its own footer: part-000000.parquet,
-// part-000001.parquet, … A part is written as part-N.parquet.tmp and
+// part-000001.parquet, … A part is written as .part-N.parquet.tmp and
 // renamed when closed, so the directory only ever holds readable parts
 // (the layout Spark, pyarrow and DuckDB's globs read). A part is closed
 // when it holds ParquetRowGroupRows records, and by the first Flush at
@@ -57,7 +58,7 @@ func CreateParts(dir string) (*PartsEncoder, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	for _, pat := range []string{partPattern, partPattern + ".tmp"} {
+	for _, pat := range []string{partPattern, "." + partPattern + ".tmp"} {
 		old, _ := filepath.Glob(filepath.Join(dir, pat))
 		for _, p := range old {
 			if err := os.Remove(p); err != nil {
@@ -79,7 +80,7 @@ type bufferedFile struct {
 }
 
 func (e *PartsEncoder) open() error {
-	e.tmp = filepath.Join(e.dir, fmt.Sprintf("part-%06d.parquet.tmp", e.next))
+	e.tmp = filepath.Join(e.dir, fmt.Sprintf(".part-%06d.parquet.tmp", e.next))
 	f, err := e.create(e.tmp)
 	if err != nil {
 		return err

@@ -70,10 +70,10 @@ func TestPartsEncoder(t *testing.T) {
 		readable  int
 		filenames string
 	}{
-		{func() { encode(recs[:2]); flushAt(PartInterval / 2) }, 0, "part-000000.parquet.tmp"},
+		{func() { encode(recs[:2]); flushAt(PartInterval / 2) }, 0, ".part-000000.parquet.tmp"},
 		{func() { flushAt(PartInterval / 2) }, 2, "part-000000.parquet"},
-		{func() { encode(recs[2:7]) }, 6, "part-000000.parquet part-000001.parquet part-000002.parquet.tmp"}, // 4 rows: full
-		{func() { flushAt(PartInterval - 1) }, 6, "part-000000.parquet part-000001.parquet part-000002.parquet.tmp"},
+		{func() { encode(recs[2:7]) }, 6, ".part-000002.parquet.tmp part-000000.parquet part-000001.parquet"}, // 4 rows: full
+		{func() { flushAt(PartInterval - 1) }, 6, ".part-000002.parquet.tmp part-000000.parquet part-000001.parquet"},
 		{func() { flushAt(1) }, 7, "part-000000.parquet part-000001.parquet part-000002.parquet"},
 		{func() { flushAt(time.Hour) }, 7, "part-000000.parquet part-000001.parquet part-000002.parquet"}, // no empty part
 		{func() {
