@@ -56,6 +56,15 @@ func newParquetEncoder(w io.Writer, rowGroupRows int) *ParquetEncoder {
 		batch: make([]Record, 0, min(parquetBatch, rowGroupRows))}
 }
 
+// reset makes e write a new file to w, reusing its buffers (building a
+// writer is far dearer than resetting one).
+func (e *ParquetEncoder) reset(w io.Writer) {
+	e.w.Reset(w)
+	e.dst, e.closed, e.pending, e.lastFlush = w, false, 0, e.now()
+	clear(e.batch)
+	e.batch = e.batch[:0]
+}
+
 // Encode buffers r; rows reach the file with the next row group.
 func (e *ParquetEncoder) Encode(r *Record) error {
 	if e.closed {

@@ -31,8 +31,9 @@ const partPattern = "part-*.parquet"
 // period), never the earlier ones.
 type PartsEncoder struct {
 	dir     string
-	next    int // number of the next part
-	cur     *ParquetEncoder
+	next    int             // number of the next part
+	enc     *ParquetEncoder // reused for every part
+	cur     *ParquetEncoder // enc while a part is open, else nil
 	file    io.WriteCloser
 	tmp     string
 	rows    int
@@ -86,8 +87,14 @@ func (e *PartsEncoder) open() error {
 		return err
 	}
 	e.file = f
-	e.cur = newParquetEncoder(bufferedFile{bufio.NewWriterSize(f, 1<<16)}, e.maxRows)
-	e.cur.flushEvery = 0 // the part is closed instead
+	dst := bufferedFile{bufio.NewWriterSize(f, 1<<16)}
+	if e.enc == nil {
+		e.enc = newParquetEncoder(dst, e.maxRows)
+		e.enc.flushEvery = 0 // the part is closed instead
+	} else {
+		e.enc.reset(dst)
+	}
+	e.cur = e.enc
 	e.opened, e.rows = e.now(), 0
 	return nil
 }
