@@ -59,6 +59,8 @@ func (t *vllmTee) Encode(r *record.Record) error {
 	return t.enc.Encode(r)
 }
 
+func (t *vllmTee) Flush() error { return t.enc.Flush() }
+
 func (t *vllmTee) Close() error { return t.enc.Close() }
 
 // write writes the statistics JSON and the workbook. now names the

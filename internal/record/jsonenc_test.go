@@ -41,12 +41,14 @@ func (e *stdJSONEncoder) Encode(r *Record) error {
 	return e.Close()
 }
 
-func (e *stdJSONEncoder) Close() error {
+func (e *stdJSONEncoder) Flush() error {
 	if f, ok := e.w.(interface{ Flush() error }); ok {
 		return f.Flush()
 	}
 	return nil
 }
+
+func (e *stdJSONEncoder) Close() error { return e.Flush() }
 
 // stdLine is r's line as encoding/json writes it.
 func stdLine(r *Record) ([]byte, error) {

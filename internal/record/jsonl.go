@@ -14,6 +14,11 @@ type Encoder interface {
 	// Encode writes one record. JSONEncoder on an unbuffered writer makes
 	// it readable at once; the encoders of Create buffer it until Flush.
 	Encode(r *Record) error
+	// Flush makes the records encoded so far readable by other processes,
+	// as far as the encoder's format allows: the encoders of Create end a
+	// compressed frame or close a Parquet part at most once a second, so
+	// call it periodically (the replay does, every 500 ms).
+	Flush() error
 	// Close flushes and finalizes the output (Parquet writes its footer).
 	Close() error
 }

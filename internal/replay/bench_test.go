@@ -149,6 +149,7 @@ func (c *countRecords) Encode(r *record.Record) error {
 	}
 	return nil
 }
+func (c *countRecords) Flush() error { return nil }
 func (c *countRecords) Close() error { return nil }
 
 // FuzzParseFastChunk checks that the reflection-free chunk parser agrees

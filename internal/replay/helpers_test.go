@@ -219,6 +219,7 @@ func (m *memRecords) Encode(r *record.Record) error {
 	return nil
 }
 
+func (m *memRecords) Flush() error { return nil }
 func (m *memRecords) Close() error { return nil }
 
 func (m *memRecords) all() []*record.Record {

@@ -47,8 +47,8 @@ func (r *runner) stopIfUnreachable(a *attempt) bool {
 	if n < FailFastAttempts {
 		return false
 	}
-	// Not r.fail: that error stops the writing of records, and the
-	// attempts made so far are records like any other.
+	// Kept apart from r.err (r.fail), so that a write error, if one
+	// came first, is the error reported.
 	r.mu.Lock()
 	if r.unreachableErr == nil {
 		r.unreachableErr = unreachableError(r.c.base, n, a.Err)

@@ -30,8 +30,8 @@ type Sink struct {
 	// attempts and conversations (0: DefaultBuffer). Records and
 	// conversations are written on a goroutine of their own; a session
 	// waits only when the queue is full (Summary.WriteBlocked). Records
-	// is flushed (if it has Flush() error) whenever the queue runs empty
-	// and every 500 ms, Conversations likewise.
+	// and Conversations are flushed whenever the queue runs empty and
+	// every 500 ms.
 	Buffer int
 
 	onBlocked func() // tests: called when a send finds the queue full

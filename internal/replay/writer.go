@@ -42,7 +42,6 @@ type writer struct {
 	// each output; records tells which.
 	failed        func(records bool, err error)
 	recErr, cvErr error
-	flushRecords  func() error
 }
 
 func newWriter(sink Sink, failed func(records bool, err error)) *writer {
@@ -51,9 +50,6 @@ func newWriter(sink Sink, failed func(records bool, err error)) *writer {
 		n = DefaultBuffer
 	}
 	w := &writer{sink: sink, q: make(chan item, n), done: make(chan struct{}), failed: failed}
-	if f, ok := sink.Records.(interface{ Flush() error }); ok {
-		w.flushRecords = f.Flush
-	}
 	go w.run()
 	return w
 }
@@ -121,8 +117,8 @@ func (w *writer) write(it item) {
 // flush asks the outputs to make what they hold readable (they may wait
 // for a later call: see flushTick); with nothing new it costs nothing.
 func (w *writer) flush() {
-	if w.recErr == nil && w.flushRecords != nil {
-		if err := w.flushRecords(); err != nil {
+	if w.recErr == nil {
+		if err := w.sink.Records.Flush(); err != nil {
 			w.recordsFailed(err)
 		}
 	}
