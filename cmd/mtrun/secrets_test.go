@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -118,26 +119,33 @@ func TestNoSecretInOutputs(t *testing.T) {
 			}
 			got := mtrun(t, convJSONL(4, 3, 8), nil, args...)
 			outputs := map[string][]byte{"stdout": got.stdoutBytes, "stderr": []byte(got.stderr)}
-			files, _ := filepath.Glob(filepath.Join(dir, "*"))
+			var files []string // every file, the parts of r.parquet/ included
+			filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+				if err == nil && d.Type().IsRegular() {
+					files = append(files, path)
+				}
+				return err
+			})
 			for _, f := range files {
 				b, err := os.ReadFile(f)
 				if err != nil {
 					t.Fatal(err)
 				}
-				outputs[filepath.Base(f)] = b
+				name, _ := filepath.Rel(dir, f)
+				outputs[name] = b
 				if strings.HasSuffix(f, ".parquet") {
 					// Pages may be compressed: look in the decoded values too.
 					for _, r := range readFiles(t, f) {
 						v := reflect.ValueOf(r)
 						for i := range v.NumField() {
 							if v.Field(i).Kind() == reflect.String {
-								outputs[f] = append(outputs[f], v.Field(i).String()+"\n"...)
+								outputs[name] = append(outputs[name], v.Field(i).String()+"\n"...)
 							}
 						}
 					}
 				}
 			}
-			if len(outputs["stdout"])+len(outputs["r.jsonl"])+len(outputs["r.parquet"]) == 0 {
+			if len(outputs["stdout"])+len(outputs["r.jsonl"])+len(outputs[filepath.Join("r.parquet", "part-000000.parquet")]) == 0 {
 				t.Fatalf("no records written; stderr: %s", got.stderr)
 			}
 			if !strings.Contains(string(bytes.Join(maps(outputs), nil)), "[REDACTED]") {
