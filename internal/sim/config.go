@@ -90,6 +90,10 @@ type Faults struct {
 	// FailEvery makes every FailEvery-th valid request fail with
 	// ErrorStatus (0 = never).
 	FailEvery int
+	// ErrorBurst makes each injected error the start of a burst: the
+	// next ErrorBurst-1 valid requests fail with ErrorStatus too, as
+	// when an engine restarts (0 or 1 = single errors).
+	ErrorBurst int
 	// RateLimitRate is the probability of HTTP 429 with a Retry-After
 	// header.
 	RateLimitRate float64
@@ -160,7 +164,7 @@ func (c Config) validate() error {
 	}
 	for name, n := range map[string]int{
 		"MaxRunning": c.MaxRunning, "CacheTokens": c.CacheTokens, "ReasoningTokens": c.ReasoningTokens,
-		"Faults.FailEvery": c.Faults.FailEvery,
+		"Faults.FailEvery": c.Faults.FailEvery, "Faults.ErrorBurst": c.Faults.ErrorBurst,
 	} {
 		if n < 0 {
 			bad(name, "must be >= 0, got %d", n)
@@ -224,6 +228,7 @@ var specKeys = []specKey{
 	{"error-rate", "probability of an injected error with status", floatKey(func(c *Config) *float64 { return &c.Faults.ErrorRate }), floatGet(func(c *Config) float64 { return c.Faults.ErrorRate })},
 	{"status", "HTTP status of injected errors (default 500)", intKey(func(c *Config) *int { return &c.Faults.ErrorStatus }), intGet(func(c *Config) int { return c.Faults.ErrorStatus })},
 	{"fail-every", "every Nth valid request fails with status (0 = never)", intKey(func(c *Config) *int { return &c.Faults.FailEvery }), intGet(func(c *Config) int { return c.Faults.FailEvery })},
+	{"burst", "each injected error starts a burst of N failing requests (default 1)", intKey(func(c *Config) *int { return &c.Faults.ErrorBurst }), intGet(func(c *Config) int { return c.Faults.ErrorBurst })},
 	{"rate-limit", "probability of HTTP 429 with Retry-After", floatKey(func(c *Config) *float64 { return &c.Faults.RateLimitRate }), floatGet(func(c *Config) float64 { return c.Faults.RateLimitRate })},
 	{"retry-after", "Retry-After of 429 responses (duration, default 1s)", durKey(func(c *Config) *time.Duration { return &c.Faults.RetryAfter }), durGet(func(c *Config) time.Duration { return c.Faults.RetryAfter })},
 	{"stall-rate", "probability of one stall inside a response", floatKey(func(c *Config) *float64 { return &c.Faults.StallRate }), floatGet(func(c *Config) float64 { return c.Faults.StallRate })},

@@ -21,6 +21,8 @@ func TestParseConfig(t *testing.T) {
 		{" model=m , seed=-3, slowdown=0.05, block=32, max-model-len=8192, max-tokens=64, reasoning=8, api-key=k, addr=127.0.0.1:9000",
 			Config{Model: "m", Seed: -3, DecodeSlowdownPerSeq: 0.05, BlockSize: 32, MaxModelLen: 8192, DefaultMaxTokens: 64,
 				ReasoningTokens: 8, APIKey: "k", Addr: "127.0.0.1:9000"}, ""},
+		{"error-rate=0.01,burst=5,status=503", Config{Faults: Faults{ErrorRate: 0.01, ErrorBurst: 5, ErrorStatus: 503}}, ""},
+		{"burst=-2", Config{}, "burst: must be >= 0"},
 		{"precise", Config{Precise: true}, ""},
 		{"precise=false,max_running=2", Config{MaxRunning: 2}, ""},
 		{"error-rate=0.1,rate-limit=0.2,retry-after=3s,stall-rate=0.3,stall=2s,disconnect-rate=0.4,malformed-rate=0.5",
@@ -107,7 +109,7 @@ func TestSpecHelpListsEveryKey(t *testing.T) {
 
 func FuzzParseConfig(f *testing.F) {
 	for _, s := range []string{"", "ttft=50ms,decode=1ms", "precise", "preset=realistic", "error-rate=0.5,status=503",
-		"seed=-1,,model=x", "cache=1_000", "a=b=c", "stall=1h2m"} {
+		"seed=-1,,model=x", "cache=1_000", "a=b=c", "stall=1h2m", "burst=3,fail-every=7"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {

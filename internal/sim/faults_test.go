@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 	"time"
 )
@@ -176,5 +177,55 @@ func TestFaultRatesDeterministic(t *testing.T) {
 	// 40 draws at 30% and 20%×70%: all three outcomes occur.
 	if count[200] == 0 || count[500] == 0 || count[429] == 0 {
 		t.Errorf("status counts %v", count)
+	}
+}
+
+// TestErrorBurst: each injected error starts a burst of ErrorBurst failing
+// requests; requests after the burst succeed again.
+func TestErrorBurst(t *testing.T) {
+	t.Parallel()
+	s, ts := newTestServer(t, Config{Faults: Faults{FailEvery: 10, ErrorBurst: 3, ErrorStatus: 503}})
+	var failed []int
+	for i := 1; i <= 25; i++ {
+		resp := post(t, ts.URL+"/v1/chat/completions", chatBody(false, 1, "x"))
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode == 503 {
+			failed = append(failed, i)
+		} else if resp.StatusCode != 200 {
+			t.Fatalf("request %d: status %d", i, resp.StatusCode)
+		}
+	}
+	if want := []int{10, 11, 12, 20, 21, 22}; !slices.Equal(failed, want) {
+		t.Errorf("failed requests %v, want %v", failed, want)
+	}
+	if st := s.Stats(); st.InjectedErrors != 6 || st.ErrorBursts != 2 || st.Completed != 19 {
+		t.Errorf("stats %+v, want 6 injected errors in 2 bursts, 19 completed", st)
+	}
+}
+
+// TestStatsEndpoint: GET /sim/stats serves the same counters as Stats().
+func TestStatsEndpoint(t *testing.T) {
+	t.Parallel()
+	s, ts := newTestServer(t, Config{Faults: Faults{FailEvery: 2, RateLimitRate: 0}})
+	for range 3 {
+		resp := post(t, ts.URL+"/v1/chat/completions", chatBody(true, 3, "x"))
+		_, _ = io.Copy(io.Discard, resp.Body)
+	}
+	resp, err := ts.Client().Get(ts.URL + "/sim/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Stats
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if want := s.Stats(); got != want || got.Requests != 3 || got.InjectedErrors != 1 || got.Completed != 2 {
+		t.Errorf("/sim/stats %+v, Stats() %+v; want 3 requests, 1 error, 2 completed", got, want)
+	}
+	resp = post(t, ts.URL+"/sim/stats", map[string]any{})
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != 405 {
+		t.Errorf("POST /sim/stats: status %d, want 405", resp.StatusCode)
 	}
 }

@@ -28,6 +28,7 @@ type Server struct {
 	adm    admission
 	segs   segmentCache
 	valid  atomic.Uint64 // valid completion requests so far (fault sequence)
+	burst  atomic.Uint64 // last sequence number of the current error burst
 	ctr    counters
 	models []byte
 }
@@ -35,30 +36,33 @@ type Server struct {
 // counters are the live Stats counters.
 type counters struct {
 	requests, completed, rejected, injected, rateLimited atomic.Uint64
+	bursts                                               atomic.Uint64
 	stalls, disconnects, malformed, canceled             atomic.Uint64
 	promptTokens, cachedTokens, completionTokens, chunks atomic.Uint64
 }
 
-// Stats is a snapshot of what a Server has done.
+// Stats is a snapshot of what a Server has done. GET /sim/stats serves it
+// as JSON.
 type Stats struct {
-	Requests         uint64 // completion requests received
-	Completed        uint64 // responses sent in full
-	Rejected         uint64 // invalid requests answered 4xx (auth, validation, context length)
-	InjectedErrors   uint64 // Faults.ErrorRate and Faults.FailEvery errors
-	RateLimited      uint64 // injected 429 responses
-	Stalls           uint64 // injected stalls
-	Disconnects      uint64 // injected dropped connections
-	Malformed        uint64 // injected malformed lines or bodies
-	Canceled         uint64 // requests whose client went away first
-	Queued           uint64 // requests that waited for MaxRunning
-	PromptTokens     uint64 // prompt tokens of admitted requests
-	CachedTokens     uint64 // of which served from the prefix cache
-	CompletionTokens uint64 // output tokens sent (all choices)
-	Chunks           uint64 // SSE data lines written, [DONE] included
-	Running          int    // sequences running now
-	Waiting          int    // requests waiting now
-	CacheBlocks      int    // blocks in the prefix cache now
-	CacheEvictions   uint64 // blocks evicted so far
+	Requests         uint64 `json:"requests"`          // completion requests received
+	Completed        uint64 `json:"completed"`         // responses sent in full
+	Rejected         uint64 `json:"rejected"`          // invalid requests answered 4xx (auth, validation, context length)
+	InjectedErrors   uint64 `json:"injected_errors"`   // Faults.ErrorRate, Faults.FailEvery and burst errors
+	ErrorBursts      uint64 `json:"error_bursts"`      // bursts of Faults.ErrorBurst errors started
+	RateLimited      uint64 `json:"rate_limited"`      // injected 429 responses
+	Stalls           uint64 `json:"stalls"`            // injected stalls
+	Disconnects      uint64 `json:"disconnects"`       // injected dropped connections
+	Malformed        uint64 `json:"malformed"`         // injected malformed lines or bodies
+	Canceled         uint64 `json:"canceled"`          // requests whose client went away first
+	Queued           uint64 `json:"queued"`            // requests that waited for MaxRunning
+	PromptTokens     uint64 `json:"prompt_tokens"`     // prompt tokens of admitted requests
+	CachedTokens     uint64 `json:"cached_tokens"`     // of which served from the prefix cache
+	CompletionTokens uint64 `json:"completion_tokens"` // output tokens sent (all choices)
+	Chunks           uint64 `json:"chunks"`            // SSE data lines written, [DONE] included
+	Running          int    `json:"running"`           // sequences running now
+	Waiting          int    `json:"waiting"`           // requests waiting now
+	CacheBlocks      int    `json:"cache_blocks"`      // blocks in the prefix cache now
+	CacheEvictions   uint64 `json:"cache_evictions"`   // blocks evicted so far
 }
 
 // New returns a Server for cfg, with defaults applied to zero fields.
@@ -105,7 +109,7 @@ func (s *Server) Stats() Stats {
 	c := &s.ctr
 	return Stats{
 		Requests: c.requests.Load(), Completed: c.completed.Load(), Rejected: c.rejected.Load(),
-		InjectedErrors: c.injected.Load(), RateLimited: c.rateLimited.Load(), Stalls: c.stalls.Load(),
+		InjectedErrors: c.injected.Load(), ErrorBursts: c.bursts.Load(), RateLimited: c.rateLimited.Load(), Stalls: c.stalls.Load(),
 		Disconnects: c.disconnects.Load(), Malformed: c.malformed.Load(), Canceled: c.canceled.Load(),
 		Queued: s.adm.waited.Load(), PromptTokens: c.promptTokens.Load(), CachedTokens: c.cachedTokens.Load(),
 		CompletionTokens: c.completionTokens.Load(), Chunks: c.chunks.Load(),
@@ -121,6 +125,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch path {
 	case "/health", "/healthz":
 		w.WriteHeader(http.StatusOK)
+		return
+	case "/sim/stats":
+		s.serveStats(w, r)
 		return
 	case "/v1/models", "/models", "/v1/chat/completions", "/chat/completions", "/v1/completions", "/completions":
 	default:
@@ -153,6 +160,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.complete(w, r, completionsEndpoint)
 	}
+}
+
+// serveStats answers GET /sim/stats with Stats as JSON, so that a soak or a
+// benchmark can read the server's own counts of requests and faults.
+func (s *Server) serveStats(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", http.MethodGet)
+		writeError(w, &apiError{status: http.StatusMethodNotAllowed, typ: "invalid_request_error", code: "method_not_allowed",
+			message: fmt.Sprintf("%s %s: method not allowed, use GET", r.Method, r.URL.Path)})
+		return
+	}
+	b, err := json.Marshal(s.Stats())
+	if err != nil {
+		writeError(w, &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", message: err.Error()})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(b, '\n'))
 }
 
 func (s *Server) authorized(r *http.Request) bool {
@@ -248,8 +273,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, kind endpoint)
 	stallPos, discPos, malPos := frng.IntN(p.maxLen), frng.IntN(p.maxLen), frng.IntN(p.maxLen+1)
 	p.id = s.responseID(kind, seq)
 	switch {
-	case f.FailEvery > 0 && seq%uint64(f.FailEvery) == 0, uErr < f.ErrorRate:
+	case f.FailEvery > 0 && seq%uint64(f.FailEvery) == 0, uErr < f.ErrorRate, seq <= s.burst.Load():
 		s.ctr.injected.Add(1)
+		s.startBurst(seq)
 		writeError(w, &apiError{status: f.ErrorStatus, typ: errorType(f.ErrorStatus), code: "simulated_error",
 			message: fmt.Sprintf("simulated failure of request %d (HTTP %d)", seq, f.ErrorStatus)})
 		return
@@ -276,6 +302,25 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, kind endpoint)
 		p.malformedAt = malPos
 	}
 	s.run(w, r, p)
+}
+
+// startBurst makes the errored request seq the first of a burst of
+// Faults.ErrorBurst when no burst is under way.
+func (s *Server) startBurst(seq uint64) {
+	n := uint64(s.cfg.Faults.ErrorBurst)
+	if n <= 1 {
+		return
+	}
+	for {
+		last := s.burst.Load()
+		if seq <= last {
+			return // inside a burst already
+		}
+		if s.burst.CompareAndSwap(last, seq+n-1) {
+			s.ctr.bursts.Add(1)
+			return
+		}
+	}
 }
 
 func errorType(status int) string {

@@ -85,9 +85,9 @@ func serve(ctx context.Context, cfg sim.Config, s command.Streams) error {
 	<-srv.Done()
 	err = srv.Close()
 	st := srv.Server.Stats()
-	fmt.Fprintf(s.Err, "mtsim: stopped: %d requests, %d completed, %d rejected, %d injected errors, %d rate-limited, "+
+	fmt.Fprintf(s.Err, "mtsim: stopped: %d requests, %d completed, %d rejected, %d injected errors (%d bursts), %d rate-limited, "+
 		"%d stalls, %d disconnects, %d malformed, %d canceled by clients; %d prompt tokens (%d cached), %d completion tokens\n",
-		st.Requests, st.Completed, st.Rejected, st.InjectedErrors, st.RateLimited, st.Stalls, st.Disconnects, st.Malformed,
+		st.Requests, st.Completed, st.Rejected, st.InjectedErrors, st.ErrorBursts, st.RateLimited, st.Stalls, st.Disconnects, st.Malformed,
 		st.Canceled, st.PromptTokens, st.CachedTokens, st.CompletionTokens)
 	return err
 }
