@@ -73,7 +73,8 @@ summary=()
 for t in "${targets[@]}"; do
   pkg=${t% *}
   name=${t#* }
-  log="$logs/${pkg//\//_}.$name.log"
+  rel=${pkg#./}
+  log="$logs/${rel//\//_}.$name.log"
   echo "fuzz.sh: $pkg $name" >&2
   t0=$(date +%s)
   rc=0
