@@ -98,13 +98,24 @@ func TestInterrupt(t *testing.T) {
 	rec := `{"id":"a","conversations":[{"from":"human","value":"q"}]}` + "\n"
 	io.WriteString(pw, rec)
 	sig <- os.Interrupt
+	// The input never ends (records until the run stops reading and the
+	// pipe is closed): only the interrupt can end the run, whenever the
+	// run takes it.
 	go func() {
-		time.Sleep(200 * time.Millisecond) // let the signal cancel the run
-		io.WriteString(pw, rec)            // fails once the run stopped reading
-		pw.Close()
+		for {
+			if _, err := io.WriteString(pw, rec); err != nil {
+				return
+			}
+		}
 	}()
-	code := <-done
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("run did not stop on the interrupt")
+	}
 	pr.Close()
+	pw.Close()
 	if code != command.ExitInterrupted {
 		t.Errorf("exit %d, want %d: %s", code, command.ExitInterrupted, errOut.String())
 	}

@@ -923,10 +923,12 @@ func TestAbort(t *testing.T) {
 	abort, cancelAbort := context.WithCancel(context.Background())
 	defer cancelAbort()
 	go func() {
+		// Both requests are in flight: stop, then abort (cancelStop
+		// happens before cancelAbort, so no session can see the abort
+		// without the stop).
 		<-started
 		<-started
 		cancelStop()
-		time.Sleep(50 * time.Millisecond)
 		cancelAbort()
 	}()
 	res, err := replayE(stop, abort, Options{URL: fs.URL, Stream: true, Clients: 2}, simpleConvs(3, 3))

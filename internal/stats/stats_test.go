@@ -426,8 +426,14 @@ func TestInterrupt(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// The second interrupt only after Run has taken the first.
 	close(stop)
-	time.Sleep(20 * time.Millisecond)
+	for !strings.Contains(errb.String(), "interrupted: reading to the end") {
+		if time.Now().After(deadline) {
+			t.Fatalf("first interrupt not taken: stderr %q", errb.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
 	cancel()
 	if err := <-done; !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("Run: %v", err)
