@@ -107,8 +107,9 @@ type streamResult struct {
 	usage     map[string]any // of the final usage chunk
 	done      bool
 	firstTok  time.Time
-	tokTimes  []time.Time
-	sentNS    []int64
+	tokTimes  []time.Time // receive times of the token chunks
+	tokSent   []int64     // their sim_sent_ns
+	sentNS    []int64     // sim_sent_ns of every chunk
 }
 
 func summarize(t testing.TB, evs []sseEvent) streamResult {
@@ -160,6 +161,7 @@ func summarize(t testing.TB, evs []sseEvent) streamResult {
 				r.firstTok = ev.at
 			}
 			r.tokTimes = append(r.tokTimes, ev.at)
+			r.tokSent = append(r.tokSent, int64(ns))
 		}
 		if f, ok := ch["finish_reason"].(string); ok {
 			if _, dup := r.finish[idx]; dup {

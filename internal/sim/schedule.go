@@ -92,6 +92,29 @@ const (
 	spinWindow   = 80 * time.Microsecond
 )
 
+// clock is the time source of a Server's schedule: the real clock, or a
+// virtual one in tests, which then see the exact schedule whatever the
+// load of the machine.
+type clock interface {
+	now() time.Time
+	// pacer returns what waits for the deadlines of one request.
+	pacer(precise bool) pacer
+}
+
+// pacer waits until absolute deadlines.
+type pacer interface {
+	// until waits until deadline or ctx is done, returning ctx.Err()
+	// then. A deadline in the past returns at once.
+	until(ctx context.Context, deadline time.Time) error
+	stop()
+}
+
+// realClock is time.Now and sleepers.
+type realClock struct{}
+
+func (realClock) now() time.Time           { return time.Now() }
+func (realClock) pacer(precise bool) pacer { return &sleeper{precise: precise} }
+
 // sleeper waits until absolute deadlines, reusing one timer.
 type sleeper struct {
 	precise bool

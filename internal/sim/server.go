@@ -31,6 +31,7 @@ type Server struct {
 	burst  atomic.Uint64 // last sequence number of the current error burst
 	ctr    counters
 	models []byte
+	clk    clock
 }
 
 // counters are the live Stats counters.
@@ -80,7 +81,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, vocab: v, cache: newPrefixCache(cfg.CacheTokens / cfg.BlockSize)}
+	s := &Server{cfg: cfg, vocab: v, cache: newPrefixCache(cfg.CacheTokens / cfg.BlockSize), clk: realClock{}}
 	s.adm.limit = cfg.MaxRunning
 	type model struct {
 		ID          string `json:"id"`
@@ -425,7 +426,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan) {
 	req := p.req
 	var sw *streamWriter
 	if req.stream {
-		sw = newStreamWriter(w, p, s.vocab, s.cfg.Model)
+		sw = newStreamWriter(w, p, s.vocab, s.cfg.Model, s.clk)
 		if sw.start() != nil {
 			s.ctr.canceled.Add(1)
 			return
@@ -437,7 +438,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan) {
 		return
 	}
 	defer s.adm.release(n)
-	start := time.Now()
+	start := s.clk.now()
 
 	bs := s.cfg.BlockSize
 	hashes := blockHashes(p.prompt, bs)
@@ -453,7 +454,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan) {
 		sw.cached = cached
 	}
 
-	sl := sleeper{precise: s.cfg.Precise}
+	sl := s.clk.pacer(s.cfg.Precise)
 	defer sl.stop()
 	next := start.Add(s.cfg.TTFTBase + s.cfg.PrefillPerToken*time.Duration(len(p.prompt)-cached))
 	for i := 0; i < p.maxLen; i++ {
@@ -474,7 +475,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan) {
 			// goes out, so a late first token does not make the next
 			// ones burst; later tokens follow an absolute schedule and
 			// do not drift.
-			next = time.Now()
+			next = s.clk.now()
 		}
 		if i == p.disconnectAt {
 			s.ctr.disconnects.Add(1)
@@ -605,7 +606,7 @@ func (s *Server) responseBody(p *plan, cached int) []byte {
 		}
 		resp.Choices = append(resp.Choices, ch)
 	}
-	resp.SimSentNS = time.Now().UnixNano()
+	resp.SimSentNS = s.clk.now().UnixNano()
 	b, _ := json.Marshal(resp) // plain structs of strings and ints cannot fail
 	return append(b, '\n')
 }

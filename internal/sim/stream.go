@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"time"
 )
 
 // doneLine ends every stream.
@@ -25,6 +24,7 @@ type streamWriter struct {
 	rc        *http.ResponseController
 	p         *plan
 	vocab     *vocab
+	clk       clock // stamps sim_sent_ns
 	chat      bool
 	heads     [][]byte // per choice: `data: {...,"choices":[{"index":I,`
 	usageHead []byte   // `data: {...,"choices":[]`
@@ -35,8 +35,8 @@ type streamWriter struct {
 	err       error
 }
 
-func newStreamWriter(w http.ResponseWriter, p *plan, v *vocab, model string) *streamWriter {
-	sw := &streamWriter{w: w, rc: http.NewResponseController(w), p: p, vocab: v, chat: p.req.kind == chatEndpoint,
+func newStreamWriter(w http.ResponseWriter, p *plan, v *vocab, model string, clk clock) *streamWriter {
+	sw := &streamWriter{w: w, rc: http.NewResponseController(w), p: p, vocab: v, clk: clk, chat: p.req.kind == chatEndpoint,
 		sent: make([]int, len(p.choices)), buf: make([]byte, 0, 512)}
 	object := "chat.completion.chunk"
 	if !sw.chat {
@@ -157,7 +157,7 @@ func (sw *streamWriter) send(b []byte) {
 		return
 	}
 	b = append(b, `,"sim_sent_ns":`...)
-	b = strconv.AppendInt(b, time.Now().UnixNano(), 10)
+	b = strconv.AppendInt(b, sw.clk.now().UnixNano(), 10)
 	b = append(b, "}\n\n"...)
 	sw.buf = b
 	sw.write(b)
