@@ -124,6 +124,9 @@ func TestFaults(t *testing.T) {
 			if bad != 1 || string(evs[len(evs)-1].data) != "[DONE]" {
 				t.Fatalf("%d malformed lines of %d, want 1 and a [DONE]", bad, len(evs))
 			}
+			if st := s.Stats(); st.Malformed != 1 || st.Completed != 1 || st.CompletedClean != 0 {
+				t.Errorf("stats %+v, want 1 malformed, 1 completed, 0 clean", st)
+			}
 		}},
 		{"malformed body", Faults{MalformedRate: 1}, false, func(t *testing.T, s *Server, status int, _ map[string][]string, body io.Reader) {
 			b, _ := io.ReadAll(body)
@@ -220,7 +223,7 @@ func TestStatsEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if want := s.Stats(); got != want || got.Requests != 3 || got.InjectedErrors != 1 || got.Completed != 2 {
+	if want := s.Stats(); got != want || got.Requests != 3 || got.InjectedErrors != 1 || got.Completed != 2 || got.CompletedClean != 2 {
 		t.Errorf("/sim/stats %+v, Stats() %+v; want 3 requests, 1 error, 2 completed", got, want)
 	}
 	resp = post(t, ts.URL+"/sim/stats", map[string]any{})

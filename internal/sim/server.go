@@ -37,7 +37,7 @@ type Server struct {
 // counters are the live Stats counters.
 type counters struct {
 	requests, completed, rejected, injected, rateLimited atomic.Uint64
-	bursts                                               atomic.Uint64
+	bursts, clean                                        atomic.Uint64
 	stalls, disconnects, malformed, canceled             atomic.Uint64
 	promptTokens, cachedTokens, completionTokens, chunks atomic.Uint64
 }
@@ -47,6 +47,7 @@ type counters struct {
 type Stats struct {
 	Requests         uint64 `json:"requests"`          // completion requests received
 	Completed        uint64 `json:"completed"`         // responses sent in full
+	CompletedClean   uint64 `json:"completed_clean"`   // of which without an injected malformed line
 	Rejected         uint64 `json:"rejected"`          // invalid requests answered 4xx (auth, validation, context length)
 	InjectedErrors   uint64 `json:"injected_errors"`   // Faults.ErrorRate, Faults.FailEvery and burst errors
 	ErrorBursts      uint64 `json:"error_bursts"`      // bursts of Faults.ErrorBurst errors started
@@ -109,7 +110,7 @@ func (s *Server) Stats() Stats {
 	blocks, ev := s.cache.size()
 	c := &s.ctr
 	return Stats{
-		Requests: c.requests.Load(), Completed: c.completed.Load(), Rejected: c.rejected.Load(),
+		Requests: c.requests.Load(), Completed: c.completed.Load(), CompletedClean: c.clean.Load(), Rejected: c.rejected.Load(),
 		InjectedErrors: c.injected.Load(), ErrorBursts: c.bursts.Load(), RateLimited: c.rateLimited.Load(), Stalls: c.stalls.Load(),
 		Disconnects: c.disconnects.Load(), Malformed: c.malformed.Load(), Canceled: c.canceled.Load(),
 		Queued: s.adm.waited.Load(), PromptTokens: c.promptTokens.Load(), CachedTokens: c.cachedTokens.Load(),
@@ -516,7 +517,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan) {
 			s.ctr.canceled.Add(1)
 			return
 		}
-		s.ctr.completed.Add(1)
+		s.completed(p)
 		return
 	}
 	body := s.responseBody(p, cached)
@@ -529,7 +530,15 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan) {
 		s.ctr.canceled.Add(1)
 		return
 	}
+	s.completed(p)
+}
+
+// completed counts a response sent in full.
+func (s *Server) completed(p *plan) {
 	s.ctr.completed.Add(1)
+	if p.malformedAt < 0 {
+		s.ctr.clean.Add(1)
+	}
 }
 
 // usage is the OpenAI usage object.
