@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDistMoments(t *testing.T) {
@@ -93,6 +94,36 @@ func TestUniformIntegerInclusive(t *testing.T) {
 	}
 	if len(seen) != 7 {
 		t.Errorf("values %v", seen)
+	}
+}
+
+// TestZipfLargeAlpha: a zipf exponent so large that 2^(alpha-1)
+// overflows samples 1 (all the mass) instead of looping for ever (found
+// by FuzzParseDist: "zipf:10011").
+func TestZipfLargeAlpha(t *testing.T) {
+	t.Parallel()
+	for _, spec := range []string{"zipf:1000", "zipf:1024", "zipf:1025.5", "zipf:10011", "zipf:1e300"} {
+		d, err := Parse(spec, Count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan float64, 1)
+		go func() {
+			r := rand.New(rand.NewPCG(1, 2))
+			x := 1.0
+			for range 100 {
+				x = max(x, d.Sample(r))
+			}
+			got <- x
+		}()
+		select {
+		case x := <-got:
+			if x != 1 {
+				t.Errorf("%s: sampled %g, want only 1", spec, x)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: Sample did not return", spec)
+		}
 	}
 }
 
