@@ -5,15 +5,18 @@
 # Targets are found with grep ('^func Fuzz…(' in *_test.go), so new ones are
 # picked up without editing this script.
 #
-# Usage: scripts/fuzz.sh [-t DURATION] [-p N] [-x] [-l] [REGEX]
+# Usage: scripts/fuzz.sh [-t DURATION] [-p N] [-m DURATION] [-x] [-l] [REGEX]
 #   -t DURATION  time per target, a go test -fuzztime value (default $FUZZTIME or 10m)
 #   -p N         fuzzing workers per target, go test -parallel (default $FUZZ_PARALLEL,
 #                else GOMAXPROCS)
+#   -m DURATION  go test -fuzzminimizetime: time spent minimizing each new input
+#                (default $FUZZ_MINIMIZETIME, else go's 60s; the fuzzer reports
+#                no progress while it minimizes, so short runs want e.g. 5s)
 #   -x           stop at the first failing target (default: run them all)
 #   -l           list the targets (package and name) and exit
 #   REGEX        only targets whose "./package FuzzName" line (as -l prints) matches
 #                this grep -E regex, e.g. 'internal/sim ' or 'FuzzServe$'
-# Env:   FUZZTIME, FUZZ_PARALLEL as above; FUZZ_LOG directory for one log per
+# Env:   FUZZTIME, FUZZ_PARALLEL, FUZZ_MINIMIZETIME as above; FUZZ_LOG directory for one log per
 #        target (default: a temporary directory, kept when a target fails).
 #
 # A crasher is written by go test to <package>/testdata/fuzz/<Name>/<hash>; it
@@ -26,13 +29,15 @@ cd "$(dirname "$0")/.."
 
 fuzztime=${FUZZTIME:-10m}
 parallel=${FUZZ_PARALLEL:-}
+minimize=${FUZZ_MINIMIZETIME:-}
 stop=0
 list=0
-usage() { sed -n '8,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-while getopts ':t:p:xlh' opt; do
+usage() { sed -n '8,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while getopts ':t:p:m:xlh' opt; do
   case $opt in
     t) fuzztime=$OPTARG ;;
     p) parallel=$OPTARG ;;
+    m) minimize=$OPTARG ;;
     x) stop=1 ;;
     l) list=1 ;;
     *) usage ;;
@@ -66,6 +71,7 @@ logs=${FUZZ_LOG:-$(mktemp -d "${TMPDIR:-/tmp}/mtkit-fuzz.XXXXXX")}
 mkdir -p "$logs"
 par=()
 [[ -n $parallel ]] && par=(-parallel "$parallel")
+[[ -n $minimize ]] && par+=(-fuzzminimizetime "$minimize")
 echo "fuzz.sh: ${#targets[@]} targets, ${fuzztime} each${parallel:+, -parallel $parallel}; logs in $logs" >&2
 
 failed=0
