@@ -22,6 +22,10 @@
 # A crasher is written by go test to <package>/testdata/fuzz/<Name>/<hash>; it
 # is a regression case: commit it with the fix, and plain `go test` replays it.
 #
+# A run that ends with only "context deadline exceeded" and writes no input
+# counts as ok: that is Go 1.26's coordinator racing its own -fuzztime
+# deadline (golang/go#75804, fixed in Go 1.27), not a failing input.
+#
 # Exit status: 0 every target ran clean, 1 a target failed (crasher or build
 # error), 2 bad usage.
 set -euo pipefail
@@ -90,6 +94,10 @@ for t in "${targets[@]}"; do
   execs=$(grep -oE 'execs: [0-9]+' "$log" | tail -1 | awk '{print $2}')
   if [[ $rc == 0 ]]; then
     result=ok
+  elif ! grep -q 'Failing input written' "$log" && grep -qx '    context deadline exceeded' "$log"; then
+    # Go 1.26's coordinator can report its own -fuzztime deadline as a
+    # failure (golang/go#75804, fixed in Go 1.27): no input failed.
+    result="ok (go#75804: 'context deadline exceeded' at the end, no crasher)"
   else
     failed=$((failed + 1))
     crasher=$(grep -oE 'testdata/fuzz/[^ ]+' "$log" | tail -1 || true)
