@@ -95,17 +95,23 @@ for _ in $(seq 100); do
 done
 [[ -n $dbg ]] || { echo "soak.sh: mtrun did not start its debug endpoint: $(cat "$out/mtrun.log")" >&2; exit 1; }
 
-# sample prints "seconds rss_kib goroutines sim_requests".
+# sample appends "seconds rss_kib goroutines heap_bytes sim_requests".
 sample() {
-  local rss g req
+  local rss st g heap req
   rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$runpid/status" 2>/dev/null) || return 0
-  g=$(curl -sf --max-time 5 "$dbg" | jq .goroutines) || return 0
+  st=$(curl -sf --max-time 5 "$dbg") || return 0
+  g=$(jq .goroutines <<<"$st")
+  heap=$(jq .heap_alloc_bytes <<<"$st")
   req=$(curl -sf --max-time 5 "$url/sim/stats" | jq .requests) || return 0
-  echo "$(($(date +%s) - t0)) $rss $g $req" >>"$out/samples.txt"
-  echo "soak.sh: t=$(($(date +%s) - t0))s RSS ${rss} KiB, $g goroutines, $req requests" >&2
+  echo "$(($(date +%s) - t0)) $rss $g $heap $req" >>"$out/samples.txt"
+  echo "soak.sh: t=$(($(date +%s) - t0))s RSS ${rss} KiB, $g goroutines, heap $((heap >> 20)) MiB, $req requests" >&2
 }
 : >"$out/samples.txt"
-sleep 2
+# The first sample once requests flow (loading the tokenizer takes a while).
+for _ in $(seq 120); do
+  (($(curl -sf --max-time 5 "$url/sim/stats" | jq .requests) > 0)) && break
+  sleep 0.5
+done
 sample
 next=$((t0 + every))
 while kill -0 "$runpid" 2>/dev/null; do
@@ -142,7 +148,8 @@ okrec=$(cls ok)
 # record without error (a malformed line makes the client drop the rest).
 misread=$(($(s completed_clean) - okrec))
 
-# Flatness: the baseline is the first sample after a minute (or the first).
+# Flatness: the baseline is the first sample after a minute of warm-up (in
+# a run shorter than that, the first sample).
 mapfile -t rows <"$out/samples.txt"
 base=${rows[0]}
 for r in "${rows[@]}"; do
@@ -188,11 +195,11 @@ on 127.0.0.1 (\`$simcfg\`); $(nproc) CPUs. mtrun ran ${elapsed} s and exited $rc
 
 mtrun's own summary: \`$(grep '^mtrun: run ' "$out/mtrun.log" | sed 's/^mtrun: //')\`
 
-mtrun's RSS and goroutines (from \`--debug-addr\`), sampled every ${every} s; flat: $flat.
+mtrun's RSS, goroutines and live heap (from \`--debug-addr\`), sampled every ${every} s; flat: $flat.
 
-| t (s) | RSS (MiB) | goroutines | requests so far |
-|---:|---:|---:|---:|
-$(awk '{printf "| %d | %.1f | %d | %d |\n", $1, $2 / 1024, $3, $4}' "$out/samples.txt")
+| t (s) | RSS (MiB) | goroutines | heap in use (MiB) | requests so far |
+|---:|---:|---:|---:|---:|
+$(awk '{printf "| %d | %.1f | %d | %.1f | %d |\n", $1, $2 / 1024, $3, $4 / 1048576, $5}' "$out/samples.txt")
 EOF
 
 if [[ $status != pass ]]; then
