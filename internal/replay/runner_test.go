@@ -390,9 +390,11 @@ func TestClosedLoopConcurrency(t *testing.T) {
 }
 
 // TestOpenLoopConstantRate checks the absolute arrival schedule: new
-// conversations are scheduled exactly 1/rate apart and sent on time. It
-// measures lateness, so it does not run in parallel with other tests.
-func TestOpenLoopConstantRate(t *testing.T) { //nolint:paralleltest // timing needs a quiet process
+// conversations are scheduled exactly 1/rate apart, and none is sent
+// before its time. How late they are sent depends on the machine's load:
+// that is a measurement, mtbench's schedule section (lateness p50, p99).
+func TestOpenLoopConstantRate(t *testing.T) {
+	t.Parallel()
 	fs := newFakeServer(t, nil)
 	const rate = 25.0
 	res := replayT(t, Options{URL: fs.URL, Stream: true, Rate: rate}, simpleConvs(10, 2))
@@ -407,21 +409,15 @@ func TestOpenLoopConstantRate(t *testing.T) { //nolint:paralleltest // timing ne
 	}
 	slices.SortFunc(firsts, func(a, b *record.Record) int { return a.Scheduled.Compare(b.Scheduled) })
 	interval := time.Duration(float64(time.Second) / rate)
-	var late []time.Duration
 	for i, r := range firsts {
 		if i > 0 {
 			if gap := r.Scheduled.Sub(firsts[i-1].Scheduled); gap < interval-time.Microsecond || gap > interval+time.Microsecond {
 				t.Errorf("arrival %d scheduled %v after the previous, want %v", i, gap, interval)
 			}
 		}
-		if r.LatenessNs < 0 {
-			t.Errorf("arrival %d sent %v early", i, time.Duration(-r.LatenessNs))
+		if r.LatenessNs < 0 || r.Start.Before(r.Scheduled) {
+			t.Errorf("arrival %d sent %v early", i, r.Scheduled.Sub(r.Start))
 		}
-		late = append(late, time.Duration(r.LatenessNs))
-	}
-	slices.Sort(late)
-	if med := late[len(late)/2]; med > 15*time.Millisecond {
-		t.Errorf("median lateness %v, want under 15ms (all: %v)", med, late)
 	}
 	if total := firsts[9].Scheduled.Sub(firsts[0].Scheduled); total != 9*interval {
 		t.Errorf("schedule spans %v, want %v", total, 9*interval)
