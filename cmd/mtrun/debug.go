@@ -16,14 +16,17 @@ import (
 	"github.com/mtkit/mtkit/internal/command"
 )
 
-// debugFlag is the hidden --debug-addr flag: mtrun serves its goroutine
-// count and memory on a loopback port while it runs, for scripts/soak.sh
-// to sample. Nothing it serves carries the command line (no secrets).
-var debugFlag = &cli.StringFlag{
-	Name:   "debug-addr",
-	Hidden: true,
-	Usage:  "serve /debug/stats (goroutines, memory) and goroutine/heap profiles on loopback `HOST:PORT`",
-	Action: func(c *cli.Context, addr string) error { return serveDebug(c.Context, addr, c.App.ErrWriter) },
+// debugFlag returns the hidden --debug-addr flag (a new one per app: cli
+// writes into its flags): mtrun serves its goroutine count and memory on a
+// loopback port while it runs, for scripts/soak.sh to sample. Nothing it
+// serves carries the command line (no secrets).
+func debugFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name:   "debug-addr",
+		Hidden: true,
+		Usage:  "serve /debug/stats (goroutines, memory) and goroutine/heap profiles on loopback `HOST:PORT`",
+		Action: func(c *cli.Context, addr string) error { return serveDebug(c.Context, addr, c.App.ErrWriter) },
+	}
 }
 
 // debugStats is the JSON of GET /debug/stats.

@@ -87,7 +87,7 @@ before each turn, per user (a think time, not an arrival rate).`
 		&cli.StringFlag{Name: "sim-config", Value: "preset=realistic", Usage: "simulator `SPEC`, e.g. preset=zero or ttft=30ms,decode=5ms,cache=200000 (see mtsim --help)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary on stderr"},
 		&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of mtrun itself to `FILE` (go tool pprof)"},
-		debugFlag, // hidden: debug.go
+		debugFlag(), // hidden: debug.go
 	}
 	app.Flags = append(app.Flags, vllmFlags()...)
 	app.Action = func(c *cli.Context) error {
