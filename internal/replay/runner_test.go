@@ -858,11 +858,14 @@ func TestReasoning(t *testing.T) {
 			if !r.OK() || r.ReasoningChunks != 3 || r.Chunks != 6 || r.ReasoningTokens == nil || *r.ReasoningTokens != 3 {
 				t.Fatalf("record %+v", r)
 			}
-			// Content is scheduled 3 tokens (15ms) after the first
-			// reasoning token; a late read of that first token on a busy
-			// machine shortens the gap, so ask for at least one interval.
-			if r.TTFTNs == nil || r.TTFTContentNs == nil || *r.TTFTContentNs-*r.TTFTNs < int64(5*time.Millisecond) {
-				t.Errorf("ttft %v, ttft_content %v: want content at least 5ms after the first reasoning token", ptrVal(r.TTFTNs), ptrVal(r.TTFTContentNs))
+			// Content comes 3 tokens after the first reasoning token,
+			// each read and stamped on its own. How far apart depends on
+			// the machine's load (a starved simulator catches up in a
+			// burst), so only the order is checked; the stamps
+			// themselves are TestReadStreamReasoningTiming's, on a fake
+			// clock.
+			if r.TTFTNs == nil || r.TTFTContentNs == nil || *r.TTFTContentNs <= *r.TTFTNs {
+				t.Errorf("ttft %v, ttft_content %v: want content after the first reasoning token", ptrVal(r.TTFTNs), ptrVal(r.TTFTContentNs))
 			}
 		}
 		answers[keep] = res.convs[0].Messages[1].Content
