@@ -7,9 +7,7 @@
 # Usage: scripts/soak.sh [-d DURATION] [-c CLIENTS] [-s SECONDS] [-f SPEC]
 #   -d DURATION  how long mtrun starts turns (mtrun --duration; default $SOAK_DURATION or 30m)
 #   -c CLIENTS   concurrent users (default 8; --active is twice that)
-#   -s SECONDS   sampling interval of mtrun's own summary: \`$(grep '^mtrun: run ' "$out/mtrun.log" | sed 's/^mtrun: //')\`
-
-mtrun's RSS and goroutines (default 60)
+#   -s SECONDS   sampling interval of mtrun's RSS and goroutines (default 60)
 #   -f SPEC      fault part of the simulator config (default below, ~5 % of requests)
 # Env:   SOAK_OUT  directory for the conversations, records and logs (default: a
 #        temporary directory, removed when the soak passes)
