@@ -24,7 +24,7 @@ func main() {
 	os.Exit(run(context.Background(), os.Args, command.OSStreams()))
 }
 
-const usageText = `mtconvert [options] [FILE ...]   (no FILE or "-": stdin; options go before the files)
+const usageText = `mtconvert [options] [FILE ...]   (no FILE or "-": stdin; options may follow the files)
 
 Examples:
    mtconvert sharegpt_90k.json.gz -o conversations.jsonl

@@ -129,3 +129,30 @@ func TestDocsHelp(t *testing.T) {
 	t.Parallel()
 	clitest.FileInDoc(t, "../../docs/mtconvert.md", "testdata/help.stdout")
 }
+
+// TestOptionsAfterFile checks that "mtconvert FILE -o OUT" writes every
+// conversation to OUT and nothing to stdout (it used to write them to
+// stdout and then fail on a file named "-o").
+func TestOptionsAfterFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	before, after := filepath.Join(dir, "before.jsonl"), filepath.Join(dir, "after.jsonl")
+	for _, args := range [][]string{{"-q", "-o", before, quirks}, {quirks, "-o", after, "-q"}} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), append([]string{"mtconvert"}, args...), command.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+		if code != 0 || out.Len() != 0 || errOut.Len() != 0 {
+			t.Fatalf("%q: exit %d, %d bytes on stdout, stderr %q", args, code, out.Len(), errOut.String())
+		}
+	}
+	want, err := os.ReadFile(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Fatalf("options after the file wrote %d bytes, options before it %d", len(got), len(want))
+	}
+}

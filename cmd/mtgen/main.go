@@ -63,7 +63,7 @@ func run(s command.Streams, args []string) int {
 	}
 	app.Action = func(c *cli.Context) error {
 		if c.NArg() > 0 {
-			return command.Usagef("unexpected argument %q (options come first; see mtgen --help)", c.Args().First())
+			return command.Usagef("unexpected argument %q (mtgen reads no files; see mtgen --help)", c.Args().First())
 		}
 		o := gen.Overrides{
 			NumConversations: c.Int("num-conversations"), Turns: c.String("turns"),

@@ -69,7 +69,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 		}
 		o.input = c.Args().First()
 	default:
-		return nil, command.Usagef("one input expected, got %d arguments (flags must come before the file): %q", c.NArg(), c.Args().Slice())
+		return nil, command.Usagef("one input expected, got %d arguments: %q", c.NArg(), c.Args().Slice())
 	}
 	if o.input == "" {
 		o.input = "-"

@@ -21,7 +21,7 @@ const usageText = `mtstats [options] [file|label=file|- ...]
 Arguments:
    Record files (JSONL, .gz, .zst or Parquet, sniffed), "-" for stdin,
    "label=file" to name an input. With no arguments, stdin is read.
-   Options come before the files.
+   Options may come before or after the files; "--" ends them.
 
 Examples:
    mtrun ... | tee records.jsonl | mtstats

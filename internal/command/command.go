@@ -93,11 +93,12 @@ func NewApp(name, usage string, s Streams) *cli.App {
 	}
 }
 
-// Run runs app with args (args[0] is the program name) and returns the
-// exit code, printing any error to stderr as "name: message".
+// Run runs app with args (args[0] is the program name; options may follow
+// the files, see OptionsFirst) and returns the exit code, printing any
+// error to stderr as "name: message".
 func Run(ctx context.Context, app *cli.App, args []string) int {
 	withOwnHelpAndVersion(app)
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, OptionsFirst(app.Flags, args))
 	if err == nil {
 		return ExitOK
 	}
