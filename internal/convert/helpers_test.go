@@ -41,12 +41,20 @@ func convertFiles(t *testing.T, opts Options, files map[string]string) ([]conv.C
 	opts.Log = &log
 	sum, err := Run(context.Background(), opts, conv.NewWriter(&out))
 	var convs []conv.Conversation
-	r := conv.NewReader(&out, "out")
-	for r.Scan() {
-		convs = append(convs, r.Conversation())
+	// Without Dedupe the output may repeat an id, which conv.Reader
+	// refuses within one input: then each line is read on its own.
+	inputs := []string{out.String()}
+	if !opts.Dedupe {
+		inputs = strings.SplitAfter(out.String(), "\n")
 	}
-	if rerr := r.Err(); rerr != nil {
-		t.Fatalf("output is not valid conversation JSONL: %v\n%s", rerr, out.String())
+	for _, in := range inputs {
+		r := conv.NewReader(strings.NewReader(in), "out")
+		for r.Scan() {
+			convs = append(convs, r.Conversation())
+		}
+		if rerr := r.Err(); rerr != nil {
+			t.Fatalf("output is not valid conversation JSONL: %v\n%s", rerr, out.String())
+		}
 	}
 	if sum != nil && err == nil && sum.Conversations != sum.Written+sum.DroppedTotal() {
 		t.Errorf("summary does not add up: %d conversations, %d written, %d dropped", sum.Conversations, sum.Written, sum.DroppedTotal())

@@ -264,12 +264,23 @@ func replayE(stop, abort context.Context, o Options, convs []conv.Conversation) 
 	var out, log bytes.Buffer
 	sum, err := Run(stop, abort, o, convs, Sink{Records: recs, Conversations: conv.NewWriter(&out), Log: &log})
 	res := &result{sum: sum, recs: recs.all(), log: log.String()}
-	r := conv.NewReader(&out, "conversations output")
-	for r.Scan() {
-		res.convs = append(res.convs, r.Conversation())
-	}
-	if rerr := r.Err(); rerr != nil && err == nil {
-		err = rerr
+	// Decoded line by line rather than with conv.Reader, which refuses
+	// inputs a replay cannot use (e.g. no user message) that a replay of
+	// such a conversation given in code still writes back.
+	dec := json.NewDecoder(&out)
+	for dec.More() {
+		var c conv.Conversation
+		rerr := dec.Decode(&c)
+		if rerr == nil {
+			rerr = c.Validate()
+		}
+		if rerr != nil {
+			if err == nil {
+				err = fmt.Errorf("conversations output: %w", rerr)
+			}
+			break
+		}
+		res.convs = append(res.convs, c)
 	}
 	return res, err
 }
