@@ -77,7 +77,12 @@ func run(s command.Streams, args []string) int {
 			HTML: c.String("html"), XLSX: c.String("xlsx"), Every: c.Duration("every"),
 			Stop: stop.Done(),
 		})
+		var usage *stats.UsageError
 		switch {
+		case errors.As(err, &usage):
+			return command.Exit(command.ExitUsage, err)
+		case errors.Is(err, stats.ErrNoRecords):
+			return command.Exit(command.ExitFailure, nil) // the reason is on stderr
 		case errors.Is(err, stats.ErrCheckFailed):
 			return command.Exit(command.ExitCheckFailed, err)
 		case errors.Is(err, stats.ErrInterrupted):

@@ -41,12 +41,17 @@ func TestGolden(t *testing.T) {
 		{"compare", nil, []string{"--compare", "base=testdata/base.jsonl", "tuned=testdata/tuned.parquet"}},
 		{"compare-json", nil, []string{"--compare", "--format", "json", "base=testdata/base.jsonl", "tuned=testdata/tuned.parquet"}},
 		{"records", nil, []string{"--records", "--where", "conversation_id==conv-003", "testdata/tuned.parquet"}},
-		{"malformed", malformed, []string{"-"}},
+		{"malformed", malformed, []string{"--include-warmup", "-"}},
 		{"strict", malformed, []string{"--strict", "-"}},
 		{"bad-flag", nil, []string{"--nope"}},
 		{"bad-format", nil, []string{"--format", "xml", "testdata/base.jsonl"}},
 		{"bad-where", nil, []string{"--where", "nosuch>1", "testdata/base.jsonl"}},
 		{"missing-file", nil, []string{"testdata/nope.jsonl"}},
+		{"bad-where-syntax", nil, []string{"--where", "turn>>1", "testdata/base.jsonl"}},
+		{"where-typed", nil, []string{"--format", "csv", "--where", "start>=2026-05-04T12:00:11+02:00 && ttft>150ms", "testdata/base.jsonl"}},
+		{"where-none", nil, []string{"--where", "turn>100", "testdata/base.jsonl"}},
+		{"empty", nil, []string{"-"}},
+		{"empty-gz", mustRead(t, "testdata/empty.jsonl.gz"), nil},
 		{"parquet-stdin", mustRead(t, "testdata/tuned.parquet"), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,7 +27,18 @@ var (
 	// ErrInterrupted: reading was interrupted; the summary of what was
 	// read has been written.
 	ErrInterrupted = errors.New("interrupted")
+	// ErrNoRecords: no record was left to report on (empty input, or every
+	// record a duplicate, warmup or filtered out); the reason has been
+	// written to Options.Err and no report to Options.Out.
+	ErrNoRecords = errors.New("no records to report")
 )
+
+// UsageError is a bad option value (an expression that does not parse, an
+// unknown format): the tool exits as for a bad flag.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
 
 // Options configure Run.
 type Options struct {
@@ -65,15 +76,15 @@ func Run(ctx context.Context, o Options) error {
 	switch o.Format {
 	case "", FormatTable, FormatMarkdown, FormatJSON, FormatCSV:
 	default:
-		return fmt.Errorf("--format %s: want table, markdown, json or csv", o.Format)
+		return &UsageError{fmt.Errorf("--format %s: want table, markdown, json or csv", o.Format)}
 	}
 	filter, err := ParseFilter(o.Where)
 	if err != nil {
-		return err
+		return &UsageError{err}
 	}
 	objs, err := ParseSLO(o.SLO)
 	if err != nil {
-		return err
+		return &UsageError{err}
 	}
 	if o.Check && len(objs) == 0 {
 		return errors.New("--check needs --slo")
@@ -147,6 +158,13 @@ func (c *collector) finish(objs []Objective, partial bool) error {
 	if c.in.Malformed > 0 {
 		fmt.Fprintf(o.Err, "%d malformed lines skipped\n", c.in.Malformed)
 	}
+	if why := c.noRecords(); why != "" {
+		fmt.Fprintln(o.Err, why)
+		if partial {
+			return nil
+		}
+		return ErrNoRecords
+	}
 	if err := Render(o.Out, rep, o.Format); err != nil {
 		return err
 	}
@@ -164,6 +182,29 @@ func (c *collector) finish(objs []Objective, partial bool) error {
 		return ErrCheckFailed
 	}
 	return nil
+}
+
+// noRecords says why no record is left to report on, or returns "" when
+// some is.
+func (c *collector) noRecords() string {
+	in := &c.in
+	if in.Records == 0 {
+		return "no records in the input: nothing to report"
+	}
+	if in.Records > in.Duplicates+in.Warmup+in.FilteredOut {
+		return ""
+	}
+	var why []string
+	if in.Duplicates > 0 {
+		why = append(why, fmt.Sprintf("%d duplicates", in.Duplicates))
+	}
+	if in.Warmup > 0 {
+		why = append(why, fmt.Sprintf("%d warmup (--include-warmup counts them)", in.Warmup))
+	}
+	if in.FilteredOut > 0 {
+		why = append(why, fmt.Sprintf("%d not matching --where", in.FilteredOut))
+	}
+	return fmt.Sprintf("no records to report: %d read, %s", in.Records, strings.Join(why, ", "))
 }
 
 func writeFile(path string, write func(io.Writer) error) error {
