@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/command"
 )
@@ -52,6 +53,7 @@ func TestGolden(t *testing.T) {
 		{"where-none", nil, []string{"--where", "turn>100", "testdata/base.jsonl"}},
 		{"empty", nil, []string{"-"}},
 		{"empty-gz", mustRead(t, "testdata/empty.jsonl.gz"), nil},
+		{"cut-gz", cutGzip(t, base), []string{"--format", "csv"}},
 		{"parquet-stdin", mustRead(t, "testdata/tuned.parquet"), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,6 +61,21 @@ func TestGolden(t *testing.T) {
 			golden(t, tc.name, tc.stdin, tc.args...)
 		})
 	}
+}
+
+// cutGzip compresses data as mtrun writes records (a flush per line) and
+// cuts the result in the middle of a line, as a kill leaves it.
+func cutGzip(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	for line := range bytes.Lines(data) {
+		w.Write(line)
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.Bytes()[:b.Len()*3/5]
 }
 
 func mustRead(t *testing.T, p string) []byte {

@@ -6,6 +6,7 @@ package iox
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -49,25 +50,119 @@ func Sniff(head []byte) Format {
 
 // Decompress wraps r so that gzip or zstd input is transparently decoded.
 // Plain input is returned buffered. The returned closer releases decoder
-// resources; it does not close r.
+// resources; it does not close r. A compressed stream that ends before its
+// end marker fails with io.ErrUnexpectedEOF (see DecompressToCut).
 func Decompress(r io.Reader) (io.Reader, func(), error) {
+	s, release, err := decompress(r, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.Reader, release, nil
+}
+
+// DecompressToCut is Decompress for inputs a killed writer may have cut
+// short (record files): a gzip or zstd stream that ends before its end
+// marker reads as everything decoded up to the cut, then io.EOF, and the
+// returned Stream's Cut reports it.
+func DecompressToCut(r io.Reader) (*Stream, func(), error) {
+	return decompress(r, true)
+}
+
+// Stream is a decompressed input of DecompressToCut.
+type Stream struct {
+	*bufio.Reader
+	cut *cutReader // nil for plain input
+}
+
+// Cut returns a *CutError once the end of a compressed stream that was cut
+// short has been read, else nil.
+func (s *Stream) Cut() error {
+	if s.cut == nil || !s.cut.cut {
+		return nil
+	}
+	return &CutError{Format: s.cut.format, Decoded: s.cut.n}
+}
+
+// CutError is a compressed stream that ends before its end marker, as a
+// killed writer leaves it.
+type CutError struct {
+	Format  string // "gzip" or "zstd"
+	Decoded int64  // bytes decoded before the cut
+}
+
+func (e *CutError) Error() string {
+	return fmt.Sprintf("%s stream cut short after %d decoded bytes (was the writer killed?)", e.Format, e.Decoded)
+}
+
+// cutReader turns the io.ErrUnexpectedEOF of a decoder into io.EOF,
+// counting the bytes decoded before it.
+type cutReader struct {
+	r      io.Reader
+	format string
+	n      int64
+	cut    bool
+}
+
+func (c *cutReader) Read(p []byte) (int, error) {
+	if c.cut {
+		return 0, io.EOF
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		c.cut, err = true, io.EOF
+	}
+	return n, err
+}
+
+func decompress(r io.Reader, toCut bool) (*Stream, func(), error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	head, _ := br.Peek(4)
+	var (
+		zr      io.Reader
+		release func()
+		format  string
+	)
+	// cutEmpty is a stream cut before anything could be decoded.
+	cutEmpty := func(format string) (*Stream, func(), error) {
+		c := &cutReader{r: strings.NewReader(""), format: format, cut: true}
+		return &Stream{Reader: bufio.NewReader(c), cut: c}, func() {}, nil
+	}
+	if toCut && len(head) < len(MagicZstd) && len(head) > 0 {
+		// The whole input is shorter than a magic number it starts.
+		switch {
+		case bytes.HasPrefix(MagicZstd, head):
+			return cutEmpty("zstd")
+		case len(head) == 1 && head[0] == MagicGzip[0]:
+			return cutEmpty("gzip")
+		}
+	}
 	switch Sniff(head) {
 	case FormatGzip:
-		zr, err := gzip.NewReader(br)
+		format = "gzip"
+		gr, err := gzip.NewReader(br)
 		if err != nil {
+			if toCut && errors.Is(err, io.ErrUnexpectedEOF) {
+				return cutEmpty(format) // cut inside the header
+			}
 			return nil, nil, fmt.Errorf("gzip: %w", err)
 		}
-		return bufio.NewReaderSize(zr, 1<<16), func() { zr.Close() }, nil
+		zr, release = gr, func() { gr.Close() }
 	case FormatZstd:
-		zr, err := zstd.NewReader(br)
+		format = "zstd"
+		d, err := zstd.NewReader(br)
 		if err != nil {
 			return nil, nil, fmt.Errorf("zstd: %w", err)
 		}
-		return bufio.NewReaderSize(zr, 1<<16), zr.Close, nil
+		zr, release = d, d.Close
+	default:
+		return &Stream{Reader: br}, func() {}, nil
 	}
-	return br, func() {}, nil
+	if !toCut {
+		return &Stream{Reader: bufio.NewReaderSize(zr, 1<<16)}, release, nil
+	}
+	c := &cutReader{r: zr, format: format}
+	return &Stream{Reader: bufio.NewReaderSize(c, 1<<16), cut: c}, release, nil
 }
 
 // Input is an opened, decompressed input stream.

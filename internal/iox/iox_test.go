@@ -2,6 +2,7 @@ package iox
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -191,5 +192,65 @@ func TestCloseEmptyCompressed(t *testing.T) {
 			t.Errorf("%s: %q, %v", name, b, err)
 		}
 		in.Close()
+	}
+}
+
+// TestDecompressToCut checks that a compressed stream cut short reads up to
+// the cut and then reports it, while Decompress keeps failing on it, and
+// that whole and plain streams report no cut.
+func TestDecompressToCut(t *testing.T) {
+	t.Parallel()
+	want := strings.Repeat("line of text\n", 3000)
+	for _, suffix := range []string{".gz", ".zst"} {
+		path := filepath.Join(t.TempDir(), "x"+suffix)
+		out, err := Create(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(out, want[:len(want)/2])
+		out.Flush()
+		st, _ := os.Stat(path)
+		half := st.Size() // everything up to here decodes
+		io.WriteString(out, want[len(want)/2:])
+		out.Close()
+		data, _ := os.ReadFile(path)
+		for _, tc := range []struct {
+			cut     int64
+			min     int // decoded bytes at least
+			wantCut bool
+		}{
+			// Flush ends a gzip member or zstd frame: a cut right after it
+			// leaves a whole stream.
+			{1, 0, true}, {2, 0, true}, {8, 0, true}, {half, len(want) / 2, false},
+			{half + 3, len(want) / 2, true}, {int64(len(data)) - 1, len(want) / 2, true}, {int64(len(data)), len(want), false},
+		} {
+			s, release, err := DecompressToCut(bytes.NewReader(data[:tc.cut]))
+			if err != nil {
+				t.Errorf("%s cut %d: %v", suffix, tc.cut, err)
+				continue
+			}
+			got, err := io.ReadAll(s)
+			release()
+			cut := s.Cut()
+			var ce *CutError
+			if err != nil || len(got) < tc.min || !strings.HasPrefix(want, string(got)) || (cut != nil) != tc.wantCut ||
+				(cut != nil && (!errors.As(cut, &ce) || ce.Decoded != int64(len(got)))) {
+				t.Errorf("%s cut %d: read %d bytes (err %v, want ≥ %d), cut %v", suffix, tc.cut, len(got), err, tc.min, cut)
+			}
+			if tc.cut >= 4 && tc.wantCut {
+				r, release, err := Decompress(bytes.NewReader(data[:tc.cut]))
+				if err == nil {
+					_, err = io.ReadAll(r)
+					release()
+				}
+				if !errors.Is(err, io.ErrUnexpectedEOF) {
+					t.Errorf("%s cut %d: Decompress: %v, want unexpected EOF", suffix, tc.cut, err)
+				}
+			}
+		}
+	}
+	s, _, err := DecompressToCut(strings.NewReader("plain\n"))
+	if b, _ := io.ReadAll(s); err != nil || string(b) != "plain\n" || s.Cut() != nil {
+		t.Errorf("plain: %q %v %v", b, err, s.Cut())
 	}
 }

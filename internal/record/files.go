@@ -52,6 +52,7 @@ type Files struct {
 	queue   []Input // the parts of a directory input, still to read
 	dec     Decoder
 	closer  func() error
+	cut     func() error // the current input's Cut, nil if not compressed
 	file    string
 	label   string
 	err     error
@@ -107,6 +108,14 @@ func (f *Files) Scan() bool {
 			return true
 		}
 		err := f.dec.Err()
+		if cut := f.cut; err == nil && cut != nil {
+			f.cut = nil
+			if cerr := cut(); cerr != nil {
+				// One more problem: the input's end was cut off.
+				f.err = &CutError{File: f.file, Err: cerr}
+				return true
+			}
+		}
 		cerr := f.closer()
 		f.dec = nil
 		if err == nil {
@@ -129,19 +138,20 @@ func (f *Files) open(in Input) error {
 			f.label = "stdin"
 		}
 		f.file = "stdin"
-		r, release, err := iox.Decompress(f.Stdin)
+		r, release, err := iox.DecompressToCut(f.Stdin)
 		if err != nil {
 			return fmt.Errorf("stdin: %w", err)
 		}
+		f.cut = r.Cut
 		if isParquet(r) {
 			release()
 			return errors.New("stdin: Parquet cannot be read from a pipe (it needs random access); pass the file name")
 		}
-		f.dec = NewJSONDecoder(r, "stdin")
+		f.dec = NewJSONDecoder(r.Reader, "stdin")
 		f.closer = func() error { release(); return nil }
 		return nil
 	}
-	f.file = in.Path
+	f.file, f.cut = in.Path, nil
 	fh, err := os.Open(in.Path)
 	if err != nil {
 		return err
@@ -163,11 +173,12 @@ func (f *Files) open(in Input) error {
 		f.closer = func() error { pd.Close(); return fh.Close() }
 		return nil
 	}
-	r, release, err := iox.Decompress(fh)
+	r, release, err := iox.DecompressToCut(fh)
 	if err != nil {
 		fh.Close()
 		return fmt.Errorf("%s: %w", in.Path, err)
 	}
+	f.cut = r.Cut
 	if isParquet(r) {
 		release()
 		fh.Close()
@@ -177,11 +188,11 @@ func (f *Files) open(in Input) error {
 	// (a shell's <(...)) may be live, and each record must come as soon
 	// as its line does.
 	if st, err := fh.Stat(); f.sequential || err != nil || !st.Mode().IsRegular() {
-		f.dec = NewJSONDecoder(r, in.Path)
+		f.dec = NewJSONDecoder(r.Reader, in.Path)
 		f.closer = func() error { release(); return fh.Close() }
 		return nil
 	}
-	pd := newParallelJSONDecoder(r, in.Path, f.chunkSize)
+	pd := newParallelJSONDecoder(r.Reader, in.Path, f.chunkSize)
 	f.dec = pd
 	f.closer = func() error { pd.Close(); release(); return fh.Close() }
 	return nil
@@ -209,6 +220,20 @@ func (f *Files) Close() error {
 	f.dec = nil
 	return f.closer()
 }
+
+// CutError is a compressed input (gzip, zstd) whose end was cut off, as a
+// killed writer leaves it: the records before the cut were read. It is a
+// per-input problem, like a *SyntaxError, and matches ErrTruncated.
+type CutError struct {
+	File string
+	Err  error // an *iox.CutError
+}
+
+func (e *CutError) Error() string {
+	return fmt.Sprintf("%s: %v: read up to the last complete record", e.File, e.Err)
+}
+func (e *CutError) Unwrap() error        { return e.Err }
+func (e *CutError) Is(target error) bool { return target == ErrTruncated }
 
 // isParquet peeks at the start of a decompressed stream.
 func isParquet(r io.Reader) bool {

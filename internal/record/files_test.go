@@ -2,6 +2,8 @@ package record
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"github.com/mtkit/mtkit/internal/iox"
 )
 
 func writeFile(t *testing.T, name string, data []byte) string {
@@ -108,7 +111,7 @@ func TestFilesFatal(t *testing.T) {
 		{"missing", []string{"/nonexistent/x.jsonl"}, nil, "no such file"},
 		{"parquet stdin", nil, mustOpen(t, pq), "stdin: Parquet cannot be read from a pipe"},
 		{"no stdin", []string{"-"}, nil, "stdin: not available"},
-		{"bad gzip", []string{writeFile(t, "b.gz", []byte{0x1f, 0x8b, 0, 0})}, nil, "gzip"},
+		{"bad gzip", []string{writeFile(t, "b.gz", []byte{0x1f, 0x8b, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2})}, nil, "gzip: invalid header"},
 		{"gzipped parquet", []string{writeFile(t, "x.parquet.gz", gz(t, encodeParquet(t, genRecords(1, 3))))}, nil, "compressed Parquet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,4 +202,83 @@ func FuzzParquetDecoder(f *testing.F) {
 		for n := 0; dec.Scan() && n < 1000; n++ {
 		}
 	})
+}
+
+// TestFilesCutCompressed reads gzip and zstd record files written the way
+// mtrun writes them (iox.Create, flushed per record) and then cut short at
+// several offsets, as a kill leaves them: every record flushed before the
+// cut is read, the cut is reported once, and nothing is fatal.
+func TestFilesCutCompressed(t *testing.T) {
+	t.Parallel()
+	recs := genRecords(12, 40)
+	for _, suffix := range []string{".gz", ".zst"} {
+		full := filepath.Join(t.TempDir(), "r.jsonl"+suffix)
+		out, err := iox.Create(full, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc := NewJSONEncoder(out)
+		var flushed []int64 // file size after each record
+		for i := range recs {
+			if err := enc.Encode(&recs[i]); err != nil {
+				t.Fatal(err)
+			}
+			st, err := os.Stat(full)
+			if err != nil {
+				t.Fatal(err)
+			}
+			flushed = append(flushed, st.Size())
+		}
+		if err := out.Close(); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int64(len(data))
+		mid := (flushed[20] + flushed[21]) / 2
+		for _, cut := range []int64{1, 3, 10, flushed[0] - 1, flushed[0], flushed[0] + 5, mid, flushed[39] - 1, flushed[39], n - 1, n} {
+			for _, stdin := range []bool{false, true} {
+				name := fmt.Sprintf("%s cut at %d of %d (stdin %v)", suffix, cut, n, stdin)
+				fs := &Files{Paths: []string{writeFile(t, "cut.jsonl"+suffix, data[:cut])}}
+				if stdin {
+					fs = &Files{Stdin: bytes.NewReader(data[:cut])}
+				}
+				var got []Record
+				cuts, lines := 0, 0
+				for fs.Scan() {
+					var ce *CutError
+					switch err := fs.Err(); {
+					case errors.As(err, &ce):
+						cuts++
+						if !strings.Contains(err.Error(), "stream cut short after") || !errors.Is(err, ErrTruncated) {
+							t.Errorf("%s: cut reported as %v", name, err)
+						}
+					case errors.Is(err, ErrTruncated):
+						lines++ // the record being written when cut
+					case err != nil:
+						t.Errorf("%s: %v", name, err)
+					default:
+						got = append(got, *fs.Record())
+					}
+				}
+				if err := fs.Err(); err != nil {
+					t.Errorf("%s: fatal %v", name, err)
+				}
+				want := 0 // records flushed before the cut
+				for want < len(flushed) && flushed[want] <= cut {
+					want++
+				}
+				if len(got) < want || len(got) > want+1 {
+					t.Errorf("%s: read %d records, want the first %d", name, len(got), want)
+				} else if d := diffRecords(recs[:len(got)], got); d != "" {
+					t.Errorf("%s: %s", name, d)
+				}
+				if wantCuts := map[bool]int{true: 0, false: 1}[cut == n]; cuts != wantCuts || lines > 1 {
+					t.Errorf("%s: %d cut reports (want %d), %d truncated lines", name, cuts, wantCuts, lines)
+				}
+			}
+		}
+	}
 }

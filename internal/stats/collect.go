@@ -223,6 +223,16 @@ func (c *collector) readPipelined(fs *record.Files) error {
 // labelled label (file is its path).
 func (c *collector) add(err error, r *record.Record, label, file string) error {
 	if err != nil {
+		var cut *record.CutError
+		if errors.As(err, &cut) {
+			// The end of a compressed input: not a line, said at once.
+			c.in.Truncated++
+			if c.opts.Strict {
+				return err
+			}
+			fmt.Fprintln(c.opts.Err, err)
+			return nil
+		}
 		c.in.Malformed++
 		if errors.Is(err, record.ErrTruncated) {
 			c.in.Truncated++
