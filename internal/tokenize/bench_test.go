@@ -1,11 +1,14 @@
 package tokenize
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // benchCorpus returns about 2 MB of English: Newton's Opticks (shipped with
@@ -93,4 +96,56 @@ func BenchmarkTiktokenGo(b *testing.B) {
 			})
 		}
 	}
+}
+
+// noSpaceCorpus returns n bytes of text without white space or digits, so
+// that the pre-tokenizers make one piece of it: random letters (kind
+// "letters") or one repeated letter ("repeat").
+func noSpaceCorpus(kind string, n int) string {
+	if kind == "repeat" {
+		return strings.Repeat("x", n)
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = letters[r.IntN(len(letters))]
+	}
+	return string(b)
+}
+
+// BenchmarkEncodeNoSpace reports the cost per MB of 1 MB of text without
+// white space (one pre-token, the pathological case) next to 1 MB of
+// English, for every tokenizer: B/op and ns/op are per MB.
+func BenchmarkEncodeNoSpace(b *testing.B) {
+	english := benchCorpus(b)[:1<<20]
+	corpora := []struct{ name, text string }{
+		{"letters", noSpaceCorpus("letters", 1<<20)},
+		{"repeat", noSpaceCorpus("repeat", 1<<20)},
+		{"english", english},
+	}
+	for _, model := range []string{"o200k_base", "cl100k_base", "qwen3", "llama3"} {
+		for _, c := range corpora {
+			b.Run(model+"/"+c.name, func(b *testing.B) {
+				spec := specFor(b, model)
+				if _, err := Load(spec); err != nil { // loaded outside the timing
+					b.Fatal(err)
+				}
+				start := cpuTime()
+				benchTokens(b, spec, c.text, encodeLen)
+				// CPU time (all threads, GC included) is steadier than
+				// ns/op on a loaded machine.
+				b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+// cpuTime is the user and system CPU time of the process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -269,8 +269,15 @@ func (t *bpe) encode(text string, emit func(int32), count func(int)) {
 	var one [1]int32
 	var buf []int32
 	piece := func(p string) {
-		ids := t.encodePiece(p, &one, &buf)
-		out(ids)
+		for len(p) > maxPiece {
+			n := maxPiece
+			for n > 0 && !utf8.RuneStart(p[n]) {
+				n--
+			}
+			out(t.encodePiece(p[:n], &one, &buf))
+			p = p[n:]
+		}
+		out(t.encodePiece(p, &one, &buf))
 	}
 	t.splitAdded(text, t.rawMatch, t.rawIdx, func(seg string, tok int) {
 		if tok >= 0 {
@@ -292,6 +299,16 @@ func (t *bpe) encode(text string, emit func(int32), count func(int)) {
 	})
 }
 
+// maxPiece is the longest piece, in bytes, that is merged as a whole. A
+// longer one (a run of text with no white space or punctuation, e.g. a
+// pasted blob) is merged in chunks of maxPiece bytes cut at character
+// boundaries, which bounds the memory and makes the cost linear in its
+// length. Its ids can then differ from the model's own tokenizer near each
+// cut, as with Meta's Llama 3 tokenizer, which cuts runs at 25,000
+// characters; pieces of ordinary text, even unspaced scripts, are far
+// shorter and unchanged.
+const maxPiece = 32 << 10
+
 // encodePiece returns the ids of one pre-tokenized piece. The result may
 // alias one, *buf or the cache and is valid until the next call.
 func (t *bpe) encodePiece(p string, one *[1]int32, buf *[]int32) []int32 {
@@ -310,7 +327,16 @@ func (t *bpe) encodePiece(p string, one *[1]int32, buf *[]int32) []int32 {
 	if ids, ok := t.cache.get(p); ok {
 		return ids
 	}
-	syms := make([]int32, len(p))
+	var syms []int32
+	if len(p) > cacheMaxPiece {
+		// Not cached: the ids only live until the next call.
+		if cap(*buf) < len(p) {
+			*buf = make([]int32, len(p))
+		}
+		syms = (*buf)[:len(p)]
+	} else {
+		syms = make([]int32, len(p))
+	}
 	for i := 0; i < len(p); i++ {
 		syms[i] = t.byteID[p[i]]
 	}

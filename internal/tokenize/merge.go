@@ -1,6 +1,6 @@
 package tokenize
 
-import "container/heap"
+import "sync"
 
 // mergeRule is the result of merging a pair of tokens: the merge's rank
 // (its line in merges; lower merges first) and the merged token's id.
@@ -82,21 +82,8 @@ type mergeCand struct {
 	id          int32
 }
 
-// mergeHeap orders candidates by rank, then by position (leftmost first).
-type candHeap []mergeCand
-
-func (h candHeap) Len() int { return len(h) }
-func (h candHeap) Less(i, j int) bool {
-	return h[i].rank < h[j].rank || (h[i].rank == h[j].rank && h[i].pos < h[j].pos)
-}
-func (h candHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *candHeap) Push(x any)   { *h = append(*h, x.(mergeCand)) }
-func (h *candHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
+// key orders candidates by rank, then by position (leftmost first).
+func (c *mergeCand) key() uint64 { return uint64(uint32(c.rank))<<32 | uint64(uint32(c.pos)) }
 
 // mergeHeap is merge for long pieces: a doubly linked list of symbols and
 // a heap of candidate pairs, O(n log n).
@@ -105,14 +92,15 @@ func mergeHeap(merges map[uint64]mergeRule, syms []int32) []int32 {
 	if n < 2 {
 		return syms
 	}
-	prev := make([]int32, n)
-	next := make([]int32, n)
-	alive := make([]bool, n)
+	sc := scratchPool.Get().(*mergeScratch)
+	defer scratchPool.Put(sc)
+	next, prev, alive := sc.links(n)
 	for i := range syms {
 		prev[i], next[i], alive[i] = int32(i-1), int32(i+1), true
 	}
 	next[n-1] = -1
-	h := make(candHeap, 0, n)
+	h := sc.cands[:0]
+	defer func() { sc.cands = h[:0] }()
 	push := func(i int32) {
 		j := next[i]
 		if i < 0 || j < 0 {
@@ -125,9 +113,10 @@ func mergeHeap(merges map[uint64]mergeRule, syms []int32) []int32 {
 	for i := 0; i < n-1; i++ {
 		push(int32(i))
 	}
-	heap.Init(&h)
-	for h.Len() > 0 {
-		c := heap.Pop(&h).(mergeCand)
+	heapInit[mergeCand](h)
+	var c mergeCand
+	for len(h) > 0 {
+		h = heapPop[mergeCand](h, &c)
 		i := c.pos
 		j := next[i]
 		if !alive[i] || j < 0 || syms[i] != c.left || syms[j] != c.right {
@@ -141,12 +130,12 @@ func mergeHeap(merges map[uint64]mergeRule, syms []int32) []int32 {
 		}
 		if p := prev[i]; p >= 0 {
 			if r, ok := merges[pairKey(syms[p], syms[i])]; ok {
-				heap.Push(&h, mergeCand{rank: r.rank, pos: p, left: syms[p], right: syms[i], id: r.id})
+				h = heapPush(h, mergeCand{rank: r.rank, pos: p, left: syms[p], right: syms[i], id: r.id})
 			}
 		}
 		if k := next[i]; k >= 0 {
 			if r, ok := merges[pairKey(syms[i], syms[k])]; ok {
-				heap.Push(&h, mergeCand{rank: r.rank, pos: i, left: syms[i], right: syms[k], id: r.id})
+				h = heapPush(h, mergeCand{rank: r.rank, pos: i, left: syms[i], right: syms[k], id: r.id})
 			}
 		}
 	}
@@ -227,20 +216,85 @@ func mergeRanksSmall(ranks map[string]int32, piece string, syms []int32) []int32
 // next one, whose bytes were piece[pos:end] when it was pushed.
 type rankCand struct{ rank, pos, end int32 }
 
-// rankHeap orders candidates by rank, then by position (leftmost first).
-type rankHeap []rankCand
+// key orders candidates by rank, then by position (leftmost first).
+func (c *rankCand) key() uint64 { return uint64(uint32(c.rank))<<32 | uint64(uint32(c.pos)) }
 
-func (h rankHeap) Len() int { return len(h) }
-func (h rankHeap) Less(i, j int) bool {
-	return h[i].rank < h[j].rank || (h[i].rank == h[j].rank && h[i].pos < h[j].pos)
+// keyed is a heap element: a merge candidate ordered by key.
+type keyed[T any] interface {
+	*T
+	key() uint64
 }
-func (h rankHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *rankHeap) Push(x any)   { *h = append(*h, x.(rankCand)) }
-func (h *rankHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+// heapPush adds c to the min-heap h. Unlike container/heap it does not box
+// each element into an interface (an allocation per push).
+func heapPush[T any, P keyed[T]](h []T, c T) []T {
+	h = append(h, c)
+	j := len(h) - 1
+	for j > 0 {
+		i := (j - 1) / 2
+		if P(&h[i]).key() <= P(&h[j]).key() {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		j = i
+	}
+	return h
+}
+
+// heapPop removes the least element of the min-heap h into *out.
+func heapPop[T any, P keyed[T]](h []T, out *T) []T {
+	n := len(h) - 1
+	*out = h[0]
+	h[0] = h[n]
+	h = h[:n]
+	heapDown[T, P](h, 0)
+	return h
+}
+
+// heapDown moves h[i] down to its place.
+func heapDown[T any, P keyed[T]](h []T, i int) {
+	n := len(h)
+	for {
+		j := 2*i + 1
+		if j >= n {
+			return
+		}
+		if j+1 < n && P(&h[j+1]).key() < P(&h[j]).key() {
+			j++
+		}
+		if P(&h[i]).key() <= P(&h[j]).key() {
+			return
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+}
+
+// heapInit orders h as a min-heap.
+func heapInit[T any, P keyed[T]](h []T) {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		heapDown[T, P](h, i)
+	}
+}
+
+// mergeScratch holds the working arrays of mergeHeap and mergeRanksHeap,
+// reused across calls through scratchPool: long pieces then cost no
+// allocation beyond their first.
+type mergeScratch struct {
+	next, prev []int32
+	alive      []bool
+	cands      []mergeCand
+	ranks      []rankCand
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(mergeScratch) }}
+
+// links returns next, prev and alive arrays of n elements.
+func (s *mergeScratch) links(n int) (next, prev []int32, alive []bool) {
+	if cap(s.next) < n {
+		s.next, s.prev, s.alive = make([]int32, n), make([]int32, n), make([]bool, n)
+	}
+	return s.next[:n], s.prev[:n], s.alive[:n]
 }
 
 // mergeRanksHeap is mergeRanks for long pieces, O(n log n): parts are a
@@ -254,9 +308,9 @@ func mergeRanksHeap(ranks map[string]int32, piece string, syms []int32) []int32 
 	// next[i] is the start of the part after the one starting at i (n for
 	// the last), prev[i] that of the part before (-1 for the first);
 	// alive[i] reports whether a part starts at i.
-	next := make([]int32, n)
-	prev := make([]int32, n)
-	alive := make([]bool, n)
+	sc := scratchPool.Get().(*mergeScratch)
+	defer scratchPool.Put(sc)
+	next, prev, alive := sc.links(n)
 	for i := range n {
 		next[i], prev[i], alive[i] = int32(i+1), int32(i-1), true
 	}
@@ -266,7 +320,8 @@ func mergeRanksHeap(ranks map[string]int32, piece string, syms []int32) []int32 
 		}
 		return -1
 	}
-	h := make(rankHeap, 0, n)
+	h := sc.ranks[:0]
+	defer func() { sc.ranks = h[:0] }()
 	cand := func(i int32) (rankCand, bool) {
 		e := end(i)
 		if e < 0 {
@@ -280,9 +335,10 @@ func mergeRanksHeap(ranks map[string]int32, piece string, syms []int32) []int32 
 			h = append(h, c)
 		}
 	}
-	heap.Init(&h)
-	for h.Len() > 0 {
-		c := heap.Pop(&h).(rankCand)
+	heapInit[rankCand](h)
+	var c rankCand
+	for len(h) > 0 {
+		h = heapPop[rankCand](h, &c)
 		i := c.pos
 		if !alive[i] || end(i) != c.end {
 			continue
@@ -296,11 +352,11 @@ func mergeRanksHeap(ranks map[string]int32, piece string, syms []int32) []int32 
 		}
 		if p := prev[i]; p >= 0 {
 			if c, ok := cand(p); ok {
-				heap.Push(&h, c)
+				h = heapPush(h, c)
 			}
 		}
 		if c, ok := cand(i); ok {
-			heap.Push(&h, c)
+			h = heapPush(h, c)
 		}
 	}
 	out := syms[:0]
