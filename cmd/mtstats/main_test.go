@@ -54,6 +54,7 @@ func TestGolden(t *testing.T) {
 		{"empty", nil, []string{"-"}},
 		{"empty-gz", mustRead(t, "testdata/empty.jsonl.gz"), nil},
 		{"cut-gz", cutGzip(t, base), []string{"--format", "csv"}},
+		{"duckdb-parquet", nil, []string{"--format", "csv", "--by", "turn", "../../internal/record/testdata/duckdb-records.parquet"}},
 		{"parquet-stdin", mustRead(t, "testdata/tuned.parquet"), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

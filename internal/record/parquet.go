@@ -137,7 +137,7 @@ func (e *ParquetEncoder) Close() error {
 // as a *SyntaxError whose Line is the 1-based row number.
 type ParquetDecoder struct {
 	name   string
-	r      *parquet.GenericReader[Record] // nil in columnar mode
+	g      *genericReader // nil in columnar mode
 	file   *parquet.File
 	groups []parquet.RowGroup  // columnar mode: row groups left to read
 	ahead  []chan decodedGroup // columnar mode: row groups being decoded, in order
@@ -169,7 +169,9 @@ func NewParquetDecoder(r io.ReaderAt, size int64, name string) (d *ParquetDecode
 		d.file, d.groups = f, f.RowGroups()
 		return d, nil
 	}
-	d.r = parquet.NewGenericReader[Record](f)
+	if d.g, err = newGenericReader(f, name); err != nil { // see parquet_generic.go
+		return nil, err
+	}
 	d.buf = make([]Record, parquetBatch)
 	return d, nil
 }
@@ -203,11 +205,10 @@ func (d *ParquetDecoder) fill() (ok bool) {
 			d.err, d.done, ok = fmt.Errorf("%s: parquet: row %d: %v", d.name, d.row+1, p), true, false
 		}
 	}()
-	if d.r == nil {
+	if d.g == nil {
 		return d.fillColumnar()
 	}
-	clear(d.buf) // the reader may reuse the slices of the rows it fills
-	n, err := d.r.Read(d.buf)
+	n, err := d.g.read(d.buf)
 	d.i, d.n = 0, n
 	if err != nil {
 		d.done = true
@@ -268,6 +269,9 @@ func (d *ParquetDecoder) fillColumnar() bool {
 	}
 	g := <-d.ahead[0]
 	d.ahead = d.ahead[1:]
+	if errors.Is(g.err, errNotColumnar) {
+		return d.fallBack() // see parquet_generic.go
+	}
 	if g.err != nil {
 		d.err, d.done = fmt.Errorf("%s: parquet: row %d: %w", d.name, d.row+1, g.err), true
 		return false
@@ -289,10 +293,10 @@ func (d *ParquetDecoder) Err() error { return d.err }
 
 // Close releases the reader; it does not close the file.
 func (d *ParquetDecoder) Close() error {
-	if d.r == nil {
+	if d.g == nil {
 		return nil
 	}
-	return d.r.Close()
+	return d.g.rows.Close()
 }
 
 // The columnar decoder reads a row group column by column, straight from

@@ -240,7 +240,7 @@ func TestParquetColumnar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dec.r != nil {
+	if dec.g != nil {
 		t.Fatal("ParquetEncoder output did not take the columnar path")
 	}
 	var got []Record
