@@ -24,7 +24,7 @@ func TestLongPieceBounded(t *testing.T) {
 			ids := tok.Encode(s)
 			runtime.ReadMemStats(&after)
 			perByte := float64(after.TotalAlloc-before.TotalAlloc) / float64(len(s))
-			if perByte > 16 {
+			if perByte > 16 && !raceEnabled {
 				t.Errorf("%s: %q×%d: %.1f bytes allocated per byte of text, want ≤ 16", model, s[:1], len(s), perByte)
 			}
 			if tok.Decode(ids) != s {
