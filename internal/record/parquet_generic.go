@@ -20,12 +20,12 @@ import (
 // from any compatible physical type (INT32 or INT64 for integers, any
 // timestamp unit or INT96 for times, any encoding, dictionary included)
 // and may be optional where ParquetEncoder writes them required. It reads
-// rows through parquet-go's untyped row reader, so it is slower than the
+// rows through parquet-go's untyped rows of the file's row groups, so it is slower than the
 // columnar decoder, which handles the files ParquetEncoder writes.
 
 // genericReader reads records from rows of any record-like schema.
 type genericReader struct {
-	rows *parquet.Reader
+	rows parquet.Rows
 	cols []genericCol // by leaf column index; set == nil: ignored
 	buf  []parquet.Row
 }
@@ -82,7 +82,7 @@ func newGenericReader(f *parquet.File, name string) (*genericReader, error) {
 	if found == 0 {
 		return nil, fmt.Errorf("%s: parquet: no run_id or start column: not a file of records (columns: %s)", name, columnNames(paths))
 	}
-	g.rows = parquet.NewReader(f)
+	g.rows = parquet.MultiRowGroup(f.RowGroups()...).Rows()
 	return g, nil
 }
 
