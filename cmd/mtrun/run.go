@@ -23,6 +23,7 @@ import (
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/sim"
+	"github.com/mtkit/mtkit/internal/source"
 	"github.com/mtkit/mtkit/internal/tokenize"
 )
 
@@ -233,14 +234,14 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		warm := o.replay
 		warm.Phase = record.PhaseWarmup
 		warm.MaxTurns, warm.Loop, warm.Duration, warm.MaxRequests = 1, false, 0, 0
-		sum, runErr = replay.Run(stop, abort, warm, convs, replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
+		sum, runErr = replay.Run(stop, abort, warm, source.Slice(convs), replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
 		if sum != nil {
 			o.replay.FirstSeq = sum.NextSeq
 			warmSec = record.Ptr(sum.Elapsed.Seconds())
 		}
 	}
 	if runErr == nil && stop.Err() == nil {
-		sum, runErr = replay.Run(stop, abort, o.replay, convs, sink)
+		sum, runErr = replay.Run(stop, abort, o.replay, source.Slice(convs), sink)
 	}
 	// The first error is the one reported: a write error during the run
 	// before one closing the outputs, before one writing the manifest.

@@ -20,6 +20,12 @@ const (
 	RoleTool = "tool"
 )
 
+// Histories of a conversation (Conversation.History).
+const (
+	HistoryLive = ""
+	HistoryNone = "none"
+)
+
 // ToolCall is one function call requested by an assistant message, in
 // OpenAI's shape.
 type ToolCall struct {
@@ -60,6 +66,10 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID is, on a tool message, the id of the call it answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// TimestampMs is, on a user message from a trace, when the trace sent
+	// the turn, in milliseconds after the trace's first request; a replay
+	// on the trace clock sends it then (scaled by --time-scale).
+	TimestampMs *float64 `json:"timestamp_ms,omitempty"`
 }
 
 // Conversation is one multi-turn chat.
@@ -73,6 +83,11 @@ type Conversation struct {
 	// OpenAI's shape ({"type": "function", "function": {...}}); a replay
 	// sends them with every request.
 	Tools []json.RawMessage `json:"tools,omitempty"`
+	// History is how a replay builds each request: HistoryLive (the
+	// default: the history so far with the model's real answers, then the
+	// new user message) or HistoryNone (each user message is a whole
+	// prompt, as in traces whose requests already hold their context).
+	History string `json:"history,omitempty"`
 	// Meta holds free-form metadata (source dataset, generator settings,
 	// tokenizer, prefix group, ...).
 	Meta map[string]any `json:"metadata,omitempty"`
@@ -98,6 +113,9 @@ func (c *Conversation) Validate() error {
 	if len(c.Messages) == 0 {
 		return fmt.Errorf("messages: missing or empty")
 	}
+	if c.History != HistoryLive && c.History != HistoryNone {
+		return fmt.Errorf("history: %q is not %q", c.History, HistoryNone)
+	}
 	for i, m := range c.Messages {
 		switch m.Role {
 		case RoleSystem, RoleUser, RoleAssistant, RoleTool:
@@ -114,6 +132,9 @@ func (c *Conversation) Validate() error {
 		}
 		if m.OutputTokens < 0 {
 			return fmt.Errorf("messages[%d].output_tokens: %d is negative", i, m.OutputTokens)
+		}
+		if m.TimestampMs != nil && (*m.TimestampMs < 0 || m.Role != RoleUser) {
+			return fmt.Errorf("messages[%d].timestamp_ms: only a user message has one, and it is not negative", i)
 		}
 		if m.ThinkTimeMs < 0 {
 			return fmt.Errorf("messages[%d].think_time_ms: %g is negative", i, m.ThinkTimeMs)

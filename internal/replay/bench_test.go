@@ -11,6 +11,7 @@ import (
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/sim"
+	"github.com/mtkit/mtkit/internal/source"
 )
 
 // sseBody renders a stream of n token chunks the way internal/sim sends
@@ -126,7 +127,7 @@ func BenchmarkRunSim(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			o.MaxRequests = max(b.N, tc.clients)
-			if _, err := Run(context.Background(), context.Background(), o, convs, Sink{Records: &sink}); err != nil {
+			if _, err := Run(context.Background(), context.Background(), o, source.Slice(convs), Sink{Records: &sink}); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()

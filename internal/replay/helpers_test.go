@@ -16,6 +16,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/source"
 )
 
 // seenRequest is one completion request as the fake server received it.
@@ -262,7 +263,7 @@ func replayE(stop, abort context.Context, o Options, convs []conv.Conversation) 
 	}
 	recs := &memRecords{}
 	var out, log bytes.Buffer
-	sum, err := Run(stop, abort, o, convs, Sink{Records: recs, Conversations: conv.NewWriter(&out), Log: &log})
+	sum, err := Run(stop, abort, o, source.Slice(convs), Sink{Records: recs, Conversations: conv.NewWriter(&out), Log: &log})
 	res := &result{sum: sum, recs: recs.all(), log: log.String()}
 	// Decoded line by line rather than with conv.Reader, which refuses
 	// inputs a replay cannot use (e.g. no user message) that a replay of

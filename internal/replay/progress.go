@@ -77,8 +77,8 @@ func (r *runner) statusLine() string {
 		frac = secs / r.o.Duration.Seconds()
 	case r.o.MaxRequests > 0:
 		frac = float64(l.requests) / float64(r.o.MaxRequests)
-	case !r.o.Loop && len(r.src.convs) > 0:
-		frac = float64(ended) / float64(len(r.src.convs))
+	case !r.o.Loop && r.src.total > 0:
+		frac = float64(ended) / float64(r.src.total)
 	}
 	if frac > 0 && frac < 1 {
 		eta := time.Duration(float64(el) * (1 - frac) / frac)

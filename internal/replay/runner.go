@@ -13,6 +13,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/source"
 )
 
 // Sink receives what a replay produces.
@@ -73,7 +74,10 @@ func NewRunID() string {
 // turns start, and a records error also cancels the requests in flight
 // (their records could not be written). The other output goes on
 // receiving everything, so a healthy disk loses nothing.
-func Run(stop, abort context.Context, opts Options, convs []conv.Conversation, sink Sink) (*Summary, error) {
+//
+// Sessions are taken from in as they start; Run does not close in, and an
+// error of in ends the run like a write error.
+func Run(stop, abort context.Context, opts Options, in source.Source, sink Sink) (*Summary, error) {
 	o := opts.withDefaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -102,7 +106,7 @@ func Run(stop, abort context.Context, opts Options, convs []conv.Conversation, s
 	r.stop, cancelStop = context.WithCancel(stop)
 	defer cancelStop()
 	r.cancelStop = cancelStop
-	r.src = &source{convs: convs, loop: o.Loop}
+	r.src = &sessions{in: in, loop: o.Loop, total: source.Len(in)}
 	r.rng = mrand.New(mrand.NewPCG(o.RandSeed, 0x6d746b6974))
 	r.anchor = time.Now()
 	r.seq = o.FirstSeq
@@ -145,7 +149,7 @@ type runner struct {
 	abort       context.Context // cancel in-flight requests
 	cancelAbort context.CancelFunc
 	red         *Redactor
-	src         *source
+	src         *sessions
 	anchor      time.Time
 	model       string
 	maxLen      int
@@ -203,41 +207,59 @@ func (r *runner) discover(ctx context.Context) error {
 	return nil
 }
 
-// source hands out conversations in input order, recycling them with
-// fresh ids when looping.
-type source struct {
-	mu    sync.Mutex
-	convs []conv.Conversation
-	i     int
-	pass  int
-	loop  bool
+// sessions hands out conversations in input order, recycling them with
+// fresh ids when looping (it then keeps the first pass in memory).
+type sessions struct {
+	mu   sync.Mutex
+	in   source.Source
+	done bool // in is exhausted
+	seen []*conv.Conversation
+	i    int // next of seen to recycle
+	pass int
+	loop bool
+	// total is the number of sessions of in, when known (progress).
+	total int
 }
 
-func (s *source) take() (*conv.Conversation, string, bool) {
+// take returns the next conversation and its id; false at the end, and
+// on an error of the input (err).
+func (s *sessions) take() (c *conv.Conversation, id string, ok bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.convs) == 0 {
-		return nil, "", false
-	}
-	if s.i == len(s.convs) {
-		if !s.loop {
-			return nil, "", false
+	if !s.done {
+		if next, ok := s.in.Next(); ok {
+			c := &next
+			if s.loop {
+				s.seen = append(s.seen, c)
+			}
+			return c, c.ID, true, nil
 		}
-		s.i, s.pass = 0, s.pass+1
+		s.done = true
+		if err := s.in.Err(); err != nil {
+			return nil, "", false, err
+		}
 	}
-	c := &s.convs[s.i]
+	if !s.loop || len(s.seen) == 0 {
+		return nil, "", false, nil
+	}
+	if s.i == len(s.seen) {
+		s.i = 0
+	}
+	if s.i == 0 {
+		s.pass++
+	}
+	c = s.seen[s.i]
 	s.i++
-	id := c.ID
-	if s.pass > 0 {
-		id = fmt.Sprintf("%s#%d", c.ID, s.pass)
-	}
-	return c, id, true
+	return c, fmt.Sprintf("%s#%d", c.ID, s.pass), true, nil
 }
 
 // newSession starts a conversation for a client at time now; it returns
 // nil when the source is exhausted.
 func (r *runner) newSession(client int, now time.Time) *session {
-	c, id, ok := r.src.take()
+	c, id, ok, err := r.src.take()
+	if err != nil {
+		r.fail(err)
+	}
 	if !ok {
 		return nil
 	}

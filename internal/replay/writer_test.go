@@ -15,6 +15,7 @@ import (
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/faultio"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/source"
 )
 
 // gatedRecords is a record output that is stuck (like a full pipe or a
@@ -67,7 +68,7 @@ func TestSlowOutput(t *testing.T) {
 			}
 			done := make(chan ret, 1)
 			go func() {
-				sum, err := Run(context.Background(), context.Background(), o, simpleConvs(convs, turns), sink)
+				sum, err := Run(context.Background(), context.Background(), o, source.Slice(simpleConvs(convs, turns)), sink)
 				done <- ret{sum, err}
 			}()
 			<-recs.entered
@@ -126,7 +127,7 @@ func TestWriteError(t *testing.T) {
 			}
 			sink := Sink{Records: record.NewJSONEncoder(recW), Conversations: conv.NewWriter(convW)}
 			o := Options{URL: fs.URL, Model: "fake-model", Stream: true, Clients: 2, RequestTimeout: 20 * time.Second}
-			sum, err := Run(context.Background(), context.Background(), o, simpleConvs(50, 4), sink)
+			sum, err := Run(context.Background(), context.Background(), o, source.Slice(simpleConvs(50, 4)), sink)
 			if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "writing "+failing) {
 				t.Fatalf("err %v, want the %s write error", err, failing)
 			}
