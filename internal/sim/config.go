@@ -71,6 +71,10 @@ type Config struct {
 	// ReasoningTokens is the number of delta.reasoning_content tokens a
 	// chat completion emits before its content (0 = no reasoning).
 	ReasoningTokens int
+	// ToolCallRate is the probability that a chat request offering tools
+	// with tool_choice "auto" (or none given) is answered with a tool
+	// call; "required" or a named function always is, "none" never.
+	ToolCallRate float64
 	// APIKey, when set, is required as "Authorization: Bearer APIKey".
 	APIKey string
 	// Addr is the listen address of Start (default "127.0.0.1:0").
@@ -183,7 +187,7 @@ func (c Config) validate() error {
 	for name, p := range map[string]float64{
 		"Faults.ErrorRate": c.Faults.ErrorRate, "Faults.RateLimitRate": c.Faults.RateLimitRate,
 		"Faults.StallRate": c.Faults.StallRate, "Faults.DisconnectRate": c.Faults.DisconnectRate,
-		"Faults.MalformedRate": c.Faults.MalformedRate,
+		"Faults.MalformedRate": c.Faults.MalformedRate, "ToolCallRate": c.ToolCallRate,
 	} {
 		if !(p >= 0 && p <= 1) {
 			bad(name, "must be a probability in [0, 1], got %v", p)
@@ -217,6 +221,7 @@ var specKeys = []specKey{
 	{"max-model-len", "context length; longer requests get HTTP 400", intKey(func(c *Config) *int { return &c.MaxModelLen }), intGet(func(c *Config) int { return c.MaxModelLen })},
 	{"max-tokens", "output cap of requests without max_tokens (default 256)", intKey(func(c *Config) *int { return &c.DefaultMaxTokens }), intGet(func(c *Config) int { return c.DefaultMaxTokens })},
 	{"reasoning", "reasoning_content tokens before the content of chat completions", intKey(func(c *Config) *int { return &c.ReasoningTokens }), intGet(func(c *Config) int { return c.ReasoningTokens })},
+	{"tool-calls", "probability of a tool call answering a chat request with tools and tool_choice auto", floatKey(func(c *Config) *float64 { return &c.ToolCallRate }), floatGet(func(c *Config) float64 { return c.ToolCallRate })},
 	{"tokenizer", "prompt tokenizer: built-in encoding or tokenizer.json path (default o200k_base)", setTokenizer, func(c *Config) string {
 		if c.Tokenizer == nil {
 			return ""

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -67,6 +68,7 @@ type rawRequest struct {
 	Model         string          `json:"model"`
 	Messages      []rawMessage    `json:"messages"`
 	Tools         json.RawMessage `json:"tools"`
+	ToolChoice    json.RawMessage `json:"tool_choice"`
 	Prompt        json.RawMessage `json:"prompt"`
 	Stream        bool            `json:"stream"`
 	StreamOptions *struct {
@@ -102,6 +104,11 @@ type request struct {
 	// (completions, one segment); promptIDs are given token ids instead.
 	segments  []string
 	promptIDs []int
+	// tools names the functions offered; toolChoice is "none", "auto",
+	// "required" or "function" (toolName then names it).
+	tools      []string
+	toolChoice string
+	toolName   string
 }
 
 // Chat template markers. The prompt of a chat request is rendered as
@@ -194,6 +201,9 @@ func parseRequest(kind endpoint, body []byte, served string, maxRunning int) (*r
 		aerr = parseMessages(req, raw.Messages)
 		if aerr == nil {
 			aerr = parseTools(req, raw.Tools)
+		}
+		if aerr == nil {
+			aerr = parseToolChoice(req, raw.ToolChoice)
 		}
 	case completionsEndpoint:
 		if raw.Echo {
@@ -315,6 +325,7 @@ func parseTools(req *request, raw json.RawMessage) *apiError {
 		if tool.Type != "function" || tool.Function == nil || tool.Function.Name == "" {
 			return badRequest("invalid_value", fmt.Sprintf("tools[%d]", i), `tools[%d] must be {"type": "function", "function": {"name": ...}}`, i)
 		}
+		req.tools = append(req.tools, tool.Function.Name)
 		var compact bytes.Buffer
 		json.Compact(&compact, t)
 		b.WriteString("\n")
@@ -418,5 +429,45 @@ func parsePrompt(req *request, raw json.RawMessage) *apiError {
 		}
 	}
 	req.promptIDs = ids
+	return nil
+}
+
+// parseToolChoice validates tool_choice as vLLM does: "none", "auto",
+// "required" or {"type": "function", "function": {"name": N}} naming one
+// of the tools; any choice but "none" needs tools. Absent, it is "auto"
+// when tools are given.
+func parseToolChoice(req *request, raw json.RawMessage) *apiError {
+	if len(raw) == 0 || string(raw) == "null" {
+		if len(req.tools) > 0 {
+			req.toolChoice = "auto"
+		}
+		return nil
+	}
+	var choice string
+	if err := json.Unmarshal(raw, &choice); err == nil {
+		switch choice {
+		case "none", "auto", "required":
+		default:
+			return badRequest("invalid_value", "tool_choice", `tool_choice %q is not "none", "auto", "required" or a named function`, choice)
+		}
+	} else {
+		var named struct {
+			Type     string `json:"type"`
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		}
+		if err := json.Unmarshal(raw, &named); err != nil || named.Type != "function" || named.Function.Name == "" {
+			return badRequest("invalid_value", "tool_choice", `tool_choice must be "none", "auto", "required" or {"type": "function", "function": {"name": ...}}`)
+		}
+		if !slices.Contains(req.tools, named.Function.Name) {
+			return badRequest("invalid_value", "tool_choice", "tool_choice names function %q, which is not in tools", named.Function.Name)
+		}
+		choice, req.toolName = "function", named.Function.Name
+	}
+	if choice != "none" && len(req.tools) == 0 {
+		return badRequest("invalid_value", "tool_choice", "tool_choice %s needs tools", string(raw))
+	}
+	req.toolChoice = choice
 	return nil
 }

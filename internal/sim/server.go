@@ -40,6 +40,7 @@ type counters struct {
 	bursts, clean                                        atomic.Uint64
 	stalls, disconnects, malformed, canceled             atomic.Uint64
 	promptTokens, cachedTokens, completionTokens, chunks atomic.Uint64
+	toolCalls                                            atomic.Uint64
 }
 
 // Stats is a snapshot of what a Server has done. GET /sim/stats serves it
@@ -65,6 +66,7 @@ type Stats struct {
 	Waiting          int    `json:"waiting"`           // requests waiting now
 	CacheBlocks      int    `json:"cache_blocks"`      // blocks in the prefix cache now
 	CacheEvictions   uint64 `json:"cache_evictions"`   // blocks evicted so far
+	ToolCalls        uint64 `json:"tool_calls"`        // answers planned as a tool call (all choices)
 }
 
 // New returns a Server for cfg, with defaults applied to zero fields.
@@ -116,7 +118,7 @@ func (s *Server) Stats() Stats {
 		Queued: s.adm.waited.Load(), PromptTokens: c.promptTokens.Load(), CachedTokens: c.cachedTokens.Load(),
 		CompletionTokens: c.completionTokens.Load(), Chunks: c.chunks.Load(),
 		Running: int(s.adm.running.Load()), Waiting: int(s.adm.queued.Load()),
-		CacheBlocks: blocks, CacheEvictions: ev,
+		CacheBlocks: blocks, CacheEvictions: ev, ToolCalls: c.toolCalls.Load(),
 	}
 }
 
@@ -219,6 +221,10 @@ type choicePlan struct {
 	reasoning span
 	content   span
 	finish    string
+	// tool, when set, names the function the answer calls: its content
+	// tokens are then the call's arguments, {"input": "TEXT"}.
+	tool   string
+	callID string
 }
 
 func (c *choicePlan) len() int { return c.reasoning.n + c.content.n }
@@ -394,10 +400,41 @@ func (s *Server) plan(req *request) (*plan, *apiError) {
 		cp.reasoning = s.vocab.span(rng, r)
 		cp.content = s.vocab.span(rng, n-r)
 		cp.finish = finish
+		if name := s.toolCall(req, rng); name != "" && cp.content.n > 0 {
+			cp.tool, cp.callID = name, fmt.Sprintf("call_%016x", rng.Uint64())
+			if cp.finish == "stop" {
+				cp.finish = "tool_calls"
+			}
+			s.ctr.toolCalls.Add(1)
+		}
 		p.maxLen = max(p.maxLen, n)
 	}
 	return p, nil
 }
+
+// toolCall returns the function a chat answer calls, "" for a plain
+// answer. Draws come after the text's, so a request without tools gets the
+// same text as before tools existed.
+func (s *Server) toolCall(req *request, rng *rand.Rand) string {
+	switch req.toolChoice {
+	case "function":
+		return req.toolName
+	case "required":
+		return req.tools[rng.IntN(len(req.tools))]
+	case "auto":
+		if s.cfg.ToolCallRate > 0 && rng.Float64() < s.cfg.ToolCallRate {
+			return req.tools[rng.IntN(len(req.tools))]
+		}
+	}
+	return ""
+}
+
+// toolArguments is the arguments text of a tool call whose content is
+// text, and its parts: the head before the text and the tail after it.
+const (
+	toolArgsHead = `{"input": "`
+	toolArgsTail = `"}`
+)
 
 // hashIDs hashes a token sequence.
 func hashIDs(ids []int) uint64 {
@@ -574,10 +611,20 @@ func planUsage(p *plan, cached int) usage {
 
 // responseBody renders a non-streaming response.
 func (s *Server) responseBody(p *plan, cached int) []byte {
+	type function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type toolCall struct {
+		ID       string   `json:"id"`
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}
 	type message struct {
-		Role             string  `json:"role"`
-		Content          string  `json:"content"`
-		ReasoningContent *string `json:"reasoning_content,omitempty"`
+		Role             string     `json:"role"`
+		Content          *string    `json:"content"`
+		ReasoningContent *string    `json:"reasoning_content,omitempty"`
+		ToolCalls        []toolCall `json:"tool_calls,omitempty"`
 	}
 	type choice struct {
 		Index        int      `json:"index"`
@@ -604,7 +651,13 @@ func (s *Server) responseBody(p *plan, cached int) []byte {
 		ch := choice{Index: c, FinishReason: cp.finish}
 		content := s.vocab.text(cp.content)
 		if p.req.kind == chatEndpoint {
-			m := &message{Role: "assistant", Content: content}
+			m := &message{Role: "assistant", Content: &content}
+			if cp.tool != "" {
+				// The arguments are the content's text as a JSON string.
+				arg := string(jsonString(content))
+				m.Content, m.ToolCalls = nil, []toolCall{{ID: cp.callID, Type: "function",
+					Function: function{Name: cp.tool, Arguments: toolArgsHead + arg[1:len(arg)-1] + toolArgsTail}}}
+			}
 			if cp.reasoning.n > 0 {
 				rc := s.vocab.text(cp.reasoning)
 				m.ReasoningContent = &rc

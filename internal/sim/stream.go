@@ -110,7 +110,10 @@ func (sw *streamWriter) role(c int) {
 
 func (sw *streamWriter) token(c int, pc *piece, reasoning bool, finish string) {
 	b := append(sw.buf[:0], sw.heads[c]...)
+	cp := &sw.p.choices[c]
 	switch {
+	case cp.tool != "" && !reasoning:
+		b = sw.appendToolDelta(b, c, pc, finish != "")
 	case !sw.chat:
 		b = append(b, `"text":`...)
 	case reasoning:
@@ -118,9 +121,11 @@ func (sw *streamWriter) token(c int, pc *piece, reasoning bool, finish string) {
 	default:
 		b = append(b, `"delta":{"content":`...)
 	}
-	b = append(b, pc.json...)
-	if sw.chat {
-		b = append(b, '}')
+	if cp.tool == "" || reasoning {
+		b = append(b, pc.json...)
+		if sw.chat {
+			b = append(b, '}')
+		}
 	}
 	b = append(b, `,"logprobs":null,"finish_reason":`...)
 	if finish == "" {
@@ -136,6 +141,34 @@ func (sw *streamWriter) token(c int, pc *piece, reasoning bool, finish string) {
 		b = sw.appendChunkUsage(b, sw.sent[c])
 	}
 	sw.send(b)
+}
+
+// appendToolDelta appends the delta of one token of a tool call's
+// arguments, as vLLM streams them: the first carries the call's id, type
+// and function name; each carries a piece of the arguments text, whose
+// pieces join into {"input": "TEXT"}.
+func (sw *streamWriter) appendToolDelta(b []byte, c int, pc *piece, last bool) []byte {
+	cp := &sw.p.choices[c]
+	first := sw.sent[c] == cp.reasoning.n
+	b = append(b, `"delta":{"tool_calls":[{"index":0,`...)
+	if first {
+		b = append(b, `"id":`...)
+		b = append(b, jsonString(cp.callID)...)
+		b = append(b, `,"type":"function","function":{"name":`...)
+		b = append(b, jsonString(cp.tool)...)
+		b = append(b, `,"arguments":`...)
+	} else {
+		b = append(b, `"function":{"arguments":`...)
+	}
+	frag := string(pc.json[1 : len(pc.json)-1]) // the text, escaped as in a JSON string
+	if first {
+		frag = toolArgsHead + frag
+	}
+	if last {
+		frag += toolArgsTail
+	}
+	b = append(b, jsonString(frag)...)
+	return append(b, "}}]}"...)
 }
 
 // appendChunkUsage appends the usage of continuous_usage_stats: the
