@@ -46,7 +46,9 @@ before each turn, per user (a think time, not an arrival rate).`
 		&cli.BoolFlag{Name: "send-conversation-id", Usage: "send the conversation id both as a top-level conversation_id field and an X-Session-ID header"},
 		&cli.BoolFlag{Name: "conversation-id-field", Usage: "send the top-level conversation_id field"},
 		&cli.BoolFlag{Name: "session-id-header", Usage: "send the X-Session-ID header"},
-		&cli.BoolFlag{Name: "keep-reasoning", Usage: "put reasoning text back into the history"},
+		&cli.StringFlag{Name: "reasoning-in-history", Value: "drop", Usage: "`MODE` keep or drop: whether the answers' reasoning text goes back in the history of later turns"},
+		&cli.BoolFlag{Name: "keep-reasoning", Hidden: true, Usage: "old spelling of --reasoning-in-history keep"},
+		&cli.StringFlag{Name: "tool-choice", Usage: "send tool_choice `CHOICE` (auto, required, none, or a function name) with requests that offer tools"},
 		&cli.StringFlag{Name: "tokenizer", Value: "o200k_base", Usage: "client tokenizer `SPEC`: tokenizer.json, model dir, built-in name, or none"},
 
 		&cli.IntFlag{Name: "clients", Aliases: []string{"p", "num-clients"}, Value: 1, Usage: "closed loop: concurrent users"},

@@ -49,6 +49,8 @@ func TestGolden(t *testing.T) {
 		{"bad-think-time", []string{"--url", "http://127.0.0.1:1", "--think-time", "gamma:2s"}, "", 2},
 		{"think-and-request-rate", []string{"--url", "http://127.0.0.1:1", "--think-time", "constant:1s", "--request-rate", "2"}, "", 2},
 		{"bad-int", []string{"--clients", "many"}, "", 2},
+		{"bad-reasoning-in-history", []string{"--url", "http://127.0.0.1:1", "--reasoning-in-history", "summarize"}, "", 2},
+		{"keep-reasoning-contradiction", []string{"--url", "http://127.0.0.1:1", "--keep-reasoning", "--reasoning-in-history", "drop"}, "", 2},
 		{"bad-conversation", []string{"--url", "http://127.0.0.1:1", "--tokenizer", "none", "testdata/bad-conversation.jsonl"}, "", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

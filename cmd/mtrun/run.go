@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,7 +89,16 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	r.N = c.Int("choices")
 	r.SendConversationID = c.Bool("send-conversation-id") || c.Bool("conversation-id-field")
 	r.SendSessionHeader = c.Bool("send-conversation-id") || c.Bool("session-id-header")
-	r.KeepReasoning = c.Bool("keep-reasoning")
+	switch v := c.String("reasoning-in-history"); {
+	case v == "keep" || c.Bool("keep-reasoning"):
+		if c.IsSet("reasoning-in-history") && v != "keep" {
+			return nil, command.Usagef("--keep-reasoning contradicts --reasoning-in-history %s", v)
+		}
+		r.KeepReasoning = true
+	case v != "drop":
+		return nil, command.Usagef("--reasoning-in-history: %q is not keep or drop", v)
+	}
+	r.ToolChoice = toolChoice(c.String("tool-choice"))
 	r.Clients = c.Int("clients")
 	r.Active = c.Int("active")
 	r.Sampling = replay.Sampling(c.String("conversation-sampling"))
@@ -397,6 +407,20 @@ func printSummary(w io.Writer, s *replay.Summary) {
 	if s.WriteBlocked > 0 {
 		fmt.Fprintf(w, "mtrun: the outputs were slower than the replay: sessions waited %s for the record writer (lateness and think times include it)\n", s.WriteBlocked.Round(time.Millisecond))
 	}
+}
+
+// toolChoice renders --tool-choice as the tool_choice JSON value: auto,
+// required and none as strings, anything else as the function of that
+// name; nil when not set.
+func toolChoice(v string) json.RawMessage {
+	switch v {
+	case "":
+		return nil
+	case "auto", "required", "none":
+		return json.RawMessage(strconv.Quote(v))
+	}
+	b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": v}}) // strings always encode
+	return b
 }
 
 // redactArgs hides the values of secret flags.

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/mtkit/mtkit/internal/record"
@@ -80,8 +81,13 @@ type Options struct {
 	// MaxModelLen enables the context guard; 0 takes the server's
 	// max_model_len from /v1/models when it reports one.
 	MaxModelLen int
-	// Reasoning in history: send reasoning text back to the server.
+	// KeepReasoning sends the answers' reasoning text back in the history
+	// (--reasoning-in-history keep), before their content; it decides how
+	// long the reusable prefix of the next turn is.
 	KeepReasoning bool
+	// ToolChoice, when set, is sent as tool_choice (a JSON value) with
+	// every chat request that carries tools.
+	ToolChoice json.RawMessage
 
 	// Load.
 	Clients  int      // closed loop: concurrent users

@@ -53,6 +53,9 @@ func (o *Options) buildBody(s requestSpec) ([]byte, error) {
 		body["messages"] = msgs
 		if len(s.Tools) > 0 {
 			body["tools"] = s.Tools
+			if len(o.ToolChoice) > 0 {
+				body["tool_choice"] = o.ToolChoice
+			}
 		}
 	}
 	if s.MaxTokens > 0 {

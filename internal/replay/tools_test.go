@@ -199,3 +199,42 @@ func TestGuardDropsWholeToolChains(t *testing.T) {
 		t.Errorf("dropped %d, %d token counts for %d messages", s.dropped, len(s.tokens), len(s.hist))
 	}
 }
+
+// TestLiveToolCallsFollowDataset: with tool_choice auto and a model that
+// calls a tool on about half of its answers, every turn of the real tool
+// conversations still succeeds, and the history keeps the dataset's tool
+// calls and results whatever the live answer did (the policy of
+// docs/mtrun.md): the transcript's calls are the dataset's.
+func TestLiveToolCallsFollowDataset(t *testing.T) {
+	t.Parallel()
+	convs := glaiveConvs(t)
+	srv := startSim(t, sim.Config{DefaultMaxTokens: 6, ToolCallRate: 0.5, Seed: 3})
+	res := replayT(t, Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Clients: 2,
+		LimitMaxTokens: 6, ToolChoice: json.RawMessage(`"auto"`)}, convs)
+	for _, r := range res.recs {
+		if r.ErrorClass != "" {
+			t.Errorf("%s turn %d: %s %s", r.ConversationID, r.Turn, r.ErrorClass, r.Error)
+		}
+	}
+	st := srv.Server.Stats()
+	if st.ToolCalls == 0 || st.ToolCalls >= st.Completed {
+		t.Fatalf("the simulator made %d tool calls in %d answers; want some but not all", st.ToolCalls, st.Completed)
+	}
+	datasetCalls := map[string][]conv.ToolCall{}
+	for _, c := range convs {
+		for _, m := range c.Messages {
+			if len(m.ToolCalls) > 0 {
+				datasetCalls[c.ID] = append(datasetCalls[c.ID], m.ToolCalls...)
+			}
+		}
+	}
+	for _, c := range res.convs {
+		var got []conv.ToolCall
+		for _, m := range c.Messages {
+			got = append(got, m.ToolCalls...)
+		}
+		if diff := cmp.Diff(datasetCalls[c.ID], got); diff != "" {
+			t.Errorf("%s: tool calls in the transcript (-dataset +transcript):\n%s", c.ID, diff)
+		}
+	}
+}
