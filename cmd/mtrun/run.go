@@ -89,6 +89,16 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	r.N = c.Int("choices")
 	r.SendConversationID = c.Bool("send-conversation-id") || c.Bool("conversation-id-field")
 	r.SendSessionHeader = c.Bool("send-conversation-id") || c.Bool("session-id-header")
+	for _, h := range c.StringSlice("session-header") {
+		t, err := replay.ParseHeaderTemplate(h)
+		if err != nil {
+			return nil, command.Usagef("--session-header: %v", err)
+		}
+		r.SessionHeaders = append(r.SessionHeaders, t)
+	}
+	r.SessionTokens = c.StringSlice("session-token-header")
+	r.SessionCookies = c.Bool("session-cookies")
+	r.BackendHeader = c.String("backend-header")
 	switch v := c.String("reasoning-in-history"); {
 	case v == "keep" || c.Bool("keep-reasoning"):
 		if c.IsSet("reasoning-in-history") && v != "keep" {

@@ -129,11 +129,16 @@ type attempt struct {
 	Err        error
 	Class      string
 	RetryAfter time.Duration
+	// Header is the response's header (nil when none came).
+	Header http.Header
 }
 
 // do sends one request with its own timeout. The body is prepared
 // beforehand; the clock starts right before the request is written.
-func (c *client) do(ctx context.Context, body []byte, sessionID string, timeout time.Duration) *attempt {
+//
+// session holds the headers that name the request's session or keep its
+// route (nil: none).
+func (c *client) do(ctx context.Context, body []byte, session http.Header, timeout time.Duration) *attempt {
 	a := &attempt{Resp: &response{}}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -144,8 +149,8 @@ func (c *client) do(ctx context.Context, body []byte, sessionID string, timeout 
 		a.Err, a.Class = err, record.ErrConnect
 		return a
 	}
-	if sessionID != "" {
-		req.Header.Set("X-Session-ID", sessionID)
+	for k, v := range session {
+		req.Header[k] = v
 	}
 	a.Start = time.Now()
 	resp, err := c.http.Do(req)
@@ -163,6 +168,7 @@ func (c *client) do(ctx context.Context, body []byte, sessionID string, timeout 
 		resp.Body.Close()
 	}()
 	a.Status = resp.StatusCode
+	a.Header = resp.Header
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		a.Resp.End = time.Now()

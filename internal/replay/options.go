@@ -63,7 +63,19 @@ type Options struct {
 	N                        int
 	SendConversationID       bool // top-level conversation_id field
 	SendSessionHeader        bool // X-Session-ID header
-	RequestTimeout           time.Duration
+	// SessionHeaders are sent with every request of a session.
+	SessionHeaders []HeaderTemplate
+	// SessionTokens names response headers (a router's session token)
+	// whose value a session sends back, under the same name, with its
+	// later requests.
+	SessionTokens []string
+	// SessionCookies keeps each session's cookies (Set-Cookie) and sends
+	// them back with its later requests (llm-d's session cookie).
+	SessionCookies bool
+	// BackendHeader names the response header recorded as each record's
+	// backend (the replica a router chose).
+	BackendHeader  string
+	RequestTimeout time.Duration
 
 	// Output length per turn: from the dataset, clamped to
 	// [LimitMinTokens, LimitMaxTokens] when those are > 0 (vLLM's

@@ -32,6 +32,7 @@ type session struct {
 	failed  bool          // some turn failed after all retries
 	ended   bool          // no more turns will be sent
 	status  string        // finished, failed, abandoned or unfinished
+	aff     affinity      // what keeps the session's route
 }
 
 // turnSpec is the next turn (request) of a session: the messages it adds

@@ -20,6 +20,7 @@ type turnInfo struct {
 	clientPrompt int64
 	inputMsgs    int
 	retried      bool
+	backend      string // the BackendHeader of the response
 }
 
 // runTurn sends the session's current turn, retrying as the failure
@@ -49,10 +50,6 @@ func (r *runner) runTurn(s *session) {
 	if o.SendConversationID {
 		spec.ConversationID = s.id
 	}
-	sessionID := ""
-	if o.SendSessionHeader {
-		sessionID = s.id
-	}
 	info := turnInfo{
 		phase:        o.Phase,
 		scheduled:    s.ready,
@@ -75,7 +72,11 @@ func (r *runner) runTurn(s *session) {
 	}
 	var a *attempt
 	for attempt := 0; ; attempt++ {
-		a = r.c.do(r.abort, body, sessionID, o.timeoutFor(t.maxTokens))
+		a = r.c.do(r.abort, body, o.sessionHeaders(s), o.timeoutFor(t.maxTokens))
+		o.capture(s, a.Header)
+		if o.BackendHeader != "" {
+			info.backend = a.Header.Get(o.BackendHeader)
+		}
 		if attempt == 0 && !s.lastEnd.IsZero() {
 			info.thinkActual = a.Start.Sub(s.lastEnd)
 		}

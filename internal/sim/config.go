@@ -75,6 +75,12 @@ type Config struct {
 	// with tool_choice "auto" (or none given) is answered with a tool
 	// call; "required" or a named function always is, "none" never.
 	ToolCallRate float64
+	// Replicas > 1 serves a Router in front of that many replicas, each
+	// with its own cache (Start only; a Server is one replica).
+	Replicas int
+	// AffinityBreak is the share of a session's requests the Router sends
+	// away from the session's replica.
+	AffinityBreak float64
 	// APIKey, when set, is required as "Authorization: Bearer APIKey".
 	APIKey string
 	// Addr is the listen address of Start (default "127.0.0.1:0").
@@ -167,7 +173,7 @@ func (c Config) validate() error {
 		bad("DecodeSlowdownPerSeq", "must be a finite number >= 0, got %v", c.DecodeSlowdownPerSeq)
 	}
 	for name, n := range map[string]int{
-		"MaxRunning": c.MaxRunning, "CacheTokens": c.CacheTokens, "ReasoningTokens": c.ReasoningTokens,
+		"MaxRunning": c.MaxRunning, "CacheTokens": c.CacheTokens, "ReasoningTokens": c.ReasoningTokens, "Replicas": c.Replicas,
 		"Faults.FailEvery": c.Faults.FailEvery, "Faults.ErrorBurst": c.Faults.ErrorBurst,
 	} {
 		if n < 0 {
@@ -187,7 +193,7 @@ func (c Config) validate() error {
 	for name, p := range map[string]float64{
 		"Faults.ErrorRate": c.Faults.ErrorRate, "Faults.RateLimitRate": c.Faults.RateLimitRate,
 		"Faults.StallRate": c.Faults.StallRate, "Faults.DisconnectRate": c.Faults.DisconnectRate,
-		"Faults.MalformedRate": c.Faults.MalformedRate, "ToolCallRate": c.ToolCallRate,
+		"Faults.MalformedRate": c.Faults.MalformedRate, "ToolCallRate": c.ToolCallRate, "AffinityBreak": c.AffinityBreak,
 	} {
 		if !(p >= 0 && p <= 1) {
 			bad(name, "must be a probability in [0, 1], got %v", p)
@@ -222,6 +228,8 @@ var specKeys = []specKey{
 	{"max-tokens", "output cap of requests without max_tokens (default 256)", intKey(func(c *Config) *int { return &c.DefaultMaxTokens }), intGet(func(c *Config) int { return c.DefaultMaxTokens })},
 	{"reasoning", "reasoning_content tokens before the content of chat completions", intKey(func(c *Config) *int { return &c.ReasoningTokens }), intGet(func(c *Config) int { return c.ReasoningTokens })},
 	{"tool-calls", "probability of a tool call answering a chat request with tools and tool_choice auto", floatKey(func(c *Config) *float64 { return &c.ToolCallRate }), floatGet(func(c *Config) float64 { return c.ToolCallRate })},
+	{"replicas", "serve N replicas behind a session-aware router (X-Session-ID, X-Session-Token; X-Sim-Backend names the replica)", intKey(func(c *Config) *int { return &c.Replicas }), intGet(func(c *Config) int { return c.Replicas })},
+	{"affinity-break", "share of a session's requests the router sends to another replica", floatKey(func(c *Config) *float64 { return &c.AffinityBreak }), floatGet(func(c *Config) float64 { return c.AffinityBreak })},
 	{"tokenizer", "prompt tokenizer: built-in encoding or tokenizer.json path (default o200k_base)", setTokenizer, func(c *Config) string {
 		if c.Tokenizer == nil {
 			return ""

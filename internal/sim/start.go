@@ -18,8 +18,11 @@ const shutdownGrace = 2 * time.Second
 type Running struct {
 	// URL is the base URL, "http://HOST:PORT" (append /v1/...).
 	URL string
-	// Server is the handler, for Stats.
+	// Server is the handler, for Stats (with Replicas > 1, the first
+	// replica).
 	Server *Server
+	// Router is the router in front of the replicas when Replicas > 1.
+	Router *Router
 
 	hs        *http.Server
 	done      chan struct{}
@@ -31,9 +34,23 @@ type Running struct {
 // Start serves a new Server for cfg on cfg.Addr (default 127.0.0.1:0, a
 // free loopback port) until ctx is done or Close is called.
 func Start(ctx context.Context, cfg Config) (*Running, error) {
-	s, err := New(cfg)
-	if err != nil {
-		return nil, err
+	var (
+		s       *Server
+		router  *Router
+		handler http.Handler
+		err     error
+	)
+	if cfg.Replicas > 1 {
+		router, err = NewRouter(cfg, cfg.Replicas, cfg.AffinityBreak)
+		if err != nil {
+			return nil, err
+		}
+		s, handler = router.replicas[0], router
+	} else {
+		if s, err = New(cfg); err != nil {
+			return nil, err
+		}
+		handler = s
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", s.cfg.Addr)
@@ -43,7 +60,8 @@ func Start(ctx context.Context, cfg Config) (*Running, error) {
 	r := &Running{
 		URL:    "http://" + ln.Addr().String(),
 		Server: s,
-		hs:     &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second},
+		Router: router,
+		hs:     &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second},
 		done:   make(chan struct{}),
 	}
 	go func() {
