@@ -1,0 +1,213 @@
+package sweep
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Planner chooses the stages of a sweep one at a time, from the results
+// of the stages before.
+//
+// It ramps the level up by Factor from Start until a stage does not hold
+// (Criteria.Holds: a failure, an objective missed, unsteady) or is past
+// the knee, or Max is reached. With objectives it then bisects between
+// the highest level that held and the lowest that did not, until they are
+// within Tolerance of each other: the capacity is the level that held,
+// the one that did not bounds it. Without objectives it fills the range
+// from Start to the knee with Fill evenly spaced levels, so the curve of
+// throughput against latency can be drawn. A client-limited stage ends
+// the sweep: the client could not go further.
+type Planner struct {
+	Kind      Kind
+	Start     float64 // first level (default 1)
+	Max       float64 // highest level tried (0: none)
+	Factor    float64 // ramp factor (default 2)
+	Tolerance float64 // bisection stops when hi <= lo*(1+Tolerance) (default 0.1)
+	Fill      int     // levels placed below the knee without objectives (default 4)
+	MaxStages int     // stages in all (default 12)
+	Duration  time.Duration
+	Warmup    time.Duration
+	// Objectives says whether stages are judged against objectives (bisect
+	// for the capacity) or not (find the knee and fill).
+	Objectives bool
+	Criteria   Criteria
+}
+
+func (p Planner) withDefaults() Planner {
+	if p.Start <= 0 {
+		p.Start = 1
+	}
+	if p.Factor <= 1 {
+		p.Factor = 2
+	}
+	if p.Tolerance <= 0 {
+		p.Tolerance = 0.1
+	}
+	if p.Fill <= 0 {
+		p.Fill = 4
+	}
+	if p.MaxStages <= 0 {
+		p.MaxStages = 12
+	}
+	return p
+}
+
+// Next returns the next stage after done (in the order they ran), or
+// false when the sweep is over.
+func (p Planner) Next(done []Result) (Stage, bool) {
+	p = p.withDefaults()
+	if len(done) >= p.MaxStages {
+		return Stage{}, false
+	}
+	stage := func(level float64) (Stage, bool) {
+		if p.Kind.integral() {
+			level = math.Round(level)
+		}
+		for _, r := range done {
+			if r.Stage.Level == level {
+				return Stage{}, false // nothing new to learn
+			}
+		}
+		return Stage{Kind: p.Kind, Level: level, Duration: p.Duration, Warmup: p.Warmup}, true
+	}
+	if len(done) == 0 {
+		return stage(p.Start)
+	}
+	last := done[len(done)-1]
+	c := p.Criteria
+	for _, r := range done {
+		if c.ClientLimited(r) {
+			return Stage{}, false
+		}
+	}
+	lo, hi, bracketed := p.bracket(done)
+	_, knee := c.Knee(done)
+	ramping := !bracketed && !(knee && !p.Objectives)
+	if ramping {
+		next := last.Stage.Level * p.Factor
+		if p.Max > 0 && last.Stage.Level >= p.Max {
+			return Stage{}, false
+		}
+		if p.Max > 0 {
+			next = min(next, p.Max)
+		}
+		return stage(next)
+	}
+	if p.Objectives {
+		if !bracketed || hi <= lo*(1+p.Tolerance) || (p.Kind.integral() && hi-lo <= 1) {
+			return Stage{}, false
+		}
+		if lo == 0 {
+			// Even the first level did not hold: go down.
+			return stage(p.lowestRun(done) / p.Factor)
+		}
+		return stage(math.Sqrt(lo * hi))
+	}
+	// No objectives: fill levels between Start and the knee.
+	kneeLevel, _ := c.Knee(done)
+	levels := make([]float64, 0, p.Fill)
+	for i := 1; i <= p.Fill; i++ {
+		levels = append(levels, p.Start+(kneeLevel-p.Start)*float64(i)/float64(p.Fill))
+	}
+	for _, l := range levels {
+		if s, ok := stage(l); ok && s.Level > 0 {
+			return s, true
+		}
+	}
+	return Stage{}, false
+}
+
+// bracket returns the highest level that held below the lowest that did
+// not, and whether a level that did not hold exists (lo is 0 when none
+// held below it).
+func (p Planner) bracket(done []Result) (lo, hi float64, ok bool) {
+	hi = math.Inf(1)
+	for _, r := range done {
+		if !p.Criteria.Holds(r) {
+			hi = min(hi, r.Stage.Level)
+		}
+	}
+	if math.IsInf(hi, 1) {
+		return 0, 0, false
+	}
+	for _, r := range done {
+		if p.Criteria.Holds(r) && r.Stage.Level < hi {
+			lo = max(lo, r.Stage.Level)
+		}
+	}
+	return lo, hi, true
+}
+
+func (p Planner) lowestRun(done []Result) float64 {
+	levels := make([]float64, len(done))
+	for i, r := range done {
+		levels[i] = r.Stage.Level
+	}
+	return slices.Min(levels)
+}
+
+// Capacity is the outcome of a sweep with objectives: the largest level
+// that held and the smallest above it that did not. It is mtrun's and
+// mtstats' capacity JSON (docs/mtstats.md).
+type Capacity struct {
+	Schema string `json:"schema"`
+	Kind   Kind   `json:"kind"`
+	// Capacity is the largest level that held every objective (0: none).
+	Capacity float64 `json:"capacity"`
+	// Failed is the smallest level above it that did not hold (null: none
+	// did, the capacity is a lower bound).
+	Failed *float64 `json:"failed"`
+	// Knee is the saturation point (null: not reached).
+	Knee *float64 `json:"knee"`
+	// ClientLimited says the sweep stopped because the client could not
+	// hold a level: the capacity is a lower bound of the server's.
+	ClientLimited bool     `json:"client_limited"`
+	Objectives    []string `json:"objectives"`
+	Stages        []Judged `json:"stages"`
+}
+
+// Judged is one stage's result and verdicts.
+type Judged struct {
+	Kind          Kind    `json:"kind"`
+	Level         float64 `json:"level"`
+	Throughput    float64 `json:"throughput"`
+	Steady        bool    `json:"steady"`
+	ClientLimited bool    `json:"client_limited"`
+	MeetsSLO      bool    `json:"meets_slo"`
+	Failed        float64 `json:"failed"`
+	Holds         bool    `json:"holds"`
+}
+
+// CapacitySchema is the "schema" of Capacity.
+const CapacitySchema = "mtkit.capacity/v1"
+
+// Judge sums up a sweep's results.
+func (c Criteria) Judge(kind Kind, objectives []string, rs []Result) Capacity {
+	out := Capacity{Schema: CapacitySchema, Kind: kind, Objectives: objectives}
+	if out.Objectives == nil {
+		out.Objectives = []string{}
+	}
+	p := Planner{Criteria: c}
+	lo, hi, bracketed := p.bracket(rs)
+	if !bracketed {
+		for _, r := range rs {
+			if c.Holds(r) {
+				lo = max(lo, r.Stage.Level)
+			}
+		}
+	} else {
+		out.Failed = &hi
+	}
+	out.Capacity = lo
+	if k, ok := c.Knee(rs); ok {
+		out.Knee = &k
+	}
+	for _, r := range rs {
+		j := Judged{Kind: r.Stage.Kind, Level: r.Stage.Level, Throughput: r.Throughput, Steady: c.Steady(r),
+			ClientLimited: c.ClientLimited(r), MeetsSLO: r.MeetsSLO, Failed: r.Failed, Holds: c.Holds(r)}
+		out.ClientLimited = out.ClientLimited || j.ClientLimited
+		out.Stages = append(out.Stages, j)
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package sweep
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Result is what one stage measured over its window after warmup.
+type Result struct {
+	Stage Stage
+	// Throughput is successful requests per second.
+	Throughput float64
+	// FirstHalf and SecondHalf are the throughput of the two halves of
+	// the window (steadiness).
+	FirstHalf, SecondHalf float64
+	// LatenessP99 is the 99th percentile of how late the client sent
+	// requests after their intended time.
+	LatenessP99 time.Duration
+	// Failed is the share of requests that failed.
+	Failed float64
+	// MeetsSLO says every objective held over the window (true when there
+	// are none).
+	MeetsSLO bool
+}
+
+// Criteria are the thresholds of the judgements on a Result.
+type Criteria struct {
+	// Unsteady is how much the two halves' throughputs may differ,
+	// relative to their mean, before a stage is unsteady (default 0.15).
+	Unsteady float64
+	// Late is the lateness p99 above which the client, not the server,
+	// could not hold the level (default 100ms).
+	Late time.Duration
+	// Plateau is the share of the low-load throughput per unit of load
+	// below which a stage is past the knee (default 0.85).
+	Plateau float64
+}
+
+func (c Criteria) withDefaults() Criteria {
+	if c.Unsteady <= 0 {
+		c.Unsteady = 0.15
+	}
+	if c.Late <= 0 {
+		c.Late = 100 * time.Millisecond
+	}
+	if c.Plateau <= 0 {
+		c.Plateau = 0.85
+	}
+	return c
+}
+
+// Steady reports whether the two halves of the stage's window had
+// throughputs within Unsteady of each other: a level the server holds
+// gives the same throughput throughout; one it cannot hold (an open-loop
+// rate above capacity) does not.
+func (c Criteria) Steady(r Result) bool {
+	c = c.withDefaults()
+	mean := (r.FirstHalf + r.SecondHalf) / 2
+	return mean > 0 && math.Abs(r.FirstHalf-r.SecondHalf) <= c.Unsteady*mean
+}
+
+// ClientLimited reports whether the client could not send on time: such
+// a stage says nothing about the server and must not be read as its
+// saturation.
+func (c Criteria) ClientLimited(r Result) bool {
+	return r.LatenessP99 > c.withDefaults().Late
+}
+
+// Holds reports whether the server held the stage: steady, no failures,
+// every objective met, and not client-limited.
+func (c Criteria) Holds(r Result) bool {
+	return r.Failed == 0 && r.MeetsSLO && c.Steady(r) && !c.ClientLimited(r)
+}
+
+// Knee estimates the saturation point of results at increasing levels of
+// one kind: the level where the line of the lowest level's throughput per
+// unit of load meets the plateau of the highest throughput measured
+// (operational analysis' asymptotic bound: with N closed-loop users of
+// response time R and a server that completes at most X requests/s, the
+// throughput is N/R below N* = X·R and X above). ok is false until some
+// stage is past the knee (its throughput per unit of load below Plateau
+// times the lowest level's), since before that the plateau is unknown.
+// Client-limited stages are left out.
+func (c Criteria) Knee(rs []Result) (level float64, ok bool) {
+	c = c.withDefaults()
+	var use []Result
+	for _, r := range rs {
+		if !c.ClientLimited(r) && r.Throughput > 0 {
+			use = append(use, r)
+		}
+	}
+	if len(use) < 2 {
+		return 0, false
+	}
+	slices.SortFunc(use, func(a, b Result) int { return cmpFloat(a.Stage.Level, b.Stage.Level) })
+	low := use[0].Throughput / use[0].Stage.Level
+	best, past := 0.0, false
+	for _, r := range use {
+		best = max(best, r.Throughput)
+		if r.Throughput/r.Stage.Level < c.Plateau*low {
+			past = true
+		}
+	}
+	if !past {
+		return 0, false
+	}
+	return best / low, true
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
