@@ -167,7 +167,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 			return nil, command.Usagef("--extra-body: not a JSON object: %v", err)
 		}
 	}
-	think, err := replay.ParseThink(c.String("think-time"), c.Float64("request-rate"), r.RandSeed)
+	think, err := replay.ParseThink(c.String("think-time"), c.Float64("request-rate"))
 	if err != nil {
 		return nil, command.Usagef("%v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -122,7 +123,7 @@ func BenchmarkRunSim(b *testing.B) {
 				}}
 			}
 			o := Options{URL: srv.URL, Model: sim.DefaultModel, MaxModelLen: 1 << 20, Stream: true, IncludeUsage: true,
-				Clients: tc.clients, Loop: true, Think: func(time.Duration) time.Duration { return 0 }}
+				Clients: tc.clients, Loop: true, Think: func(time.Duration, *rand.Rand) time.Duration { return 0 }}
 			var sink countRecords
 			b.ReportAllocs()
 			b.ResetTimer()

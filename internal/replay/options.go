@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mtkit/mtkit/internal/record"
+	"math/rand/v2"
 	"net/http"
 	"time"
+
+	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/schedule"
 )
 
 // Defaults.
@@ -40,8 +43,11 @@ const (
 )
 
 // ThinkFunc draws a think time (the pause before a user turn after the
-// previous answer). planned is the conversation file's value for the turn.
-type ThinkFunc func(planned time.Duration) time.Duration
+// previous answer). planned is the conversation file's value for the
+// turn; rng is the session's own random source, seeded by RandSeed and
+// the session's index (schedule.SessionRand), so a session's draws do
+// not depend on the other sessions.
+type ThinkFunc func(planned time.Duration, rng *rand.Rand) time.Duration
 
 // Options configure a replay.
 type Options struct {
@@ -111,8 +117,12 @@ type Options struct {
 	Poisson     bool // Poisson arrivals (else constant spacing)
 	MaxInFlight int  // open loop: cap on concurrent conversations (0: none)
 	Think       ThinkFunc
-	Loop        bool // recycle conversations with fresh ids until Duration
-	RandSeed    uint64
+	// Schedule, when set, is the load shape (see package schedule);
+	// Clients, Active, Rate and Poisson are then not used. nil: Rate > 0
+	// gives open-loop arrivals, else Clients closed-loop users.
+	Schedule schedule.Schedule
+	Loop     bool // recycle conversations with fresh ids until Duration
+	RandSeed uint64
 
 	// Stop conditions.
 	MaxRequests int           // total requests (0: no limit)
@@ -210,7 +220,7 @@ func (o Options) withDefaults() Options {
 		o.RetryMax = DefaultRetryMax
 	}
 	if o.Think == nil {
-		o.Think = func(planned time.Duration) time.Duration { return planned }
+		o.Think = thinkFile
 	}
 	return o
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"reflect"
 	"slices"
@@ -413,7 +414,7 @@ func TestParseThink(t *testing.T) {
 		{spec: "constant:1s", rate: 2, wantErr: "exclude each other"},
 		{rate: -1, wantErr: "negative"},
 	} {
-		f, err := ParseThink(tc.spec, tc.rate, 1)
+		f, err := ParseThink(tc.spec, tc.rate)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("ParseThink(%q, %g): error %v, want %q", tc.spec, tc.rate, err, tc.wantErr)
@@ -425,8 +426,9 @@ func TestParseThink(t *testing.T) {
 			continue
 		}
 		var sum time.Duration
+		rng := rand.New(rand.NewPCG(1, 2))
 		for range 200 {
-			d := f(planned)
+			d := f(planned, rng)
 			if d < tc.min || d > tc.max {
 				t.Errorf("ParseThink(%q, %g) drew %v, want in [%v, %v]", tc.spec, tc.rate, d, tc.min, tc.max)
 				break

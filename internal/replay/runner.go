@@ -13,6 +13,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/source"
 )
 
@@ -91,13 +92,14 @@ func Run(stop, abort context.Context, opts Options, in source.Source, sink Sink)
 	// Every output of the run passes the redactor (see Redactor).
 	red := NewRedactor(&o)
 	sink.Records, sink.Log, sink.Progress = red.Encoder(sink.Records), red.Writer(sink.Log), red.Writer(sink.Progress)
-	concurrency := o.Clients
-	if o.Rate > 0 {
+	sched := o.schedule()
+	concurrency := sched.Users()
+	if concurrency == 0 {
 		concurrency = max(o.MaxInFlight, 64)
 	}
 	abort, cancelAbort := context.WithCancel(abort)
 	defer cancelAbort()
-	r := &runner{o: o, c: newClient(&o, concurrency), sink: sink, abort: abort, cancelAbort: cancelAbort, red: red}
+	r := &runner{o: o, sched: sched, c: newClient(&o, concurrency), sink: sink, abort: abort, cancelAbort: cancelAbort, red: red}
 	defer r.c.close()
 	if err := r.discover(stop); err != nil {
 		return nil, red.Error(err)
@@ -120,10 +122,10 @@ func Run(stop, abort context.Context, opts Options, in source.Source, sink Sink)
 		defer func() { close(done); <-exited }() // the last line ends before Run returns
 		go func() { defer close(exited); r.progress(done) }()
 	}
-	if o.Rate > 0 {
-		r.openLoop()
+	if n := sched.Users(); n > 0 {
+		r.lanes(n)
 	} else {
-		r.closedLoop()
+		r.arrivals(sched.Arrivals())
 	}
 	r.sum.Elapsed = time.Since(r.anchor)
 	r.w.close()
@@ -142,6 +144,7 @@ func Run(stop, abort context.Context, opts Options, in source.Source, sink Sink)
 
 type runner struct {
 	o           Options
+	sched       schedule.Schedule
 	c           *client
 	sink        Sink
 	stop        context.Context // no new turns
@@ -219,11 +222,13 @@ type sessions struct {
 	loop bool
 	// total is the number of sessions of in, when known (progress).
 	total int
+	// taken counts the sessions handed out: the next one's global index.
+	taken int
 }
 
-// take returns the next conversation and its id; false at the end, and
-// on an error of the input (err).
-func (s *sessions) take() (c *conv.Conversation, id string, ok bool, err error) {
+// take returns the next conversation, its id and its global index; false
+// at the end, and on an error of the input (err).
+func (s *sessions) take() (c *conv.Conversation, id string, index int, ok bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.done {
@@ -232,15 +237,16 @@ func (s *sessions) take() (c *conv.Conversation, id string, ok bool, err error) 
 			if s.loop {
 				s.seen = append(s.seen, c)
 			}
-			return c, c.ID, true, nil
+			s.taken++
+			return c, c.ID, s.taken - 1, true, nil
 		}
 		s.done = true
 		if err := s.in.Err(); err != nil {
-			return nil, "", false, err
+			return nil, "", 0, false, err
 		}
 	}
 	if !s.loop || len(s.seen) == 0 {
-		return nil, "", false, nil
+		return nil, "", 0, false, nil
 	}
 	if s.i == len(s.seen) {
 		s.i = 0
@@ -250,27 +256,33 @@ func (s *sessions) take() (c *conv.Conversation, id string, ok bool, err error) 
 	}
 	c = s.seen[s.i]
 	s.i++
-	return c, fmt.Sprintf("%s#%d", c.ID, s.pass), true, nil
+	s.taken++
+	return c, fmt.Sprintf("%s#%d", c.ID, s.pass), s.taken - 1, true, nil
 }
 
-// newSession starts a conversation for a client at time now; it returns
-// nil when the source is exhausted.
-func (r *runner) newSession(client int, now time.Time) *session {
-	c, id, ok, err := r.src.take()
+// take takes the next conversation from the source; nil when the source
+// is exhausted (or failed: the run then stops).
+func (r *runner) take() *session {
+	c, id, index, ok, err := r.src.take()
 	if err != nil {
 		r.fail(err)
 	}
 	if !ok {
 		return nil
 	}
-	s := &session{src: c, id: id, client: client, ready: now}
+	return &session{src: c, id: id, plan: sessionPlan{index: index}}
+}
+
+// begin counts a session as started by client at offset start.
+func (r *runner) begin(s *session, client int, start time.Duration) {
+	s.client, s.plan.start = client, start
 	r.mu.Lock()
 	r.sum.Started++
 	r.mu.Unlock()
-	return s
 }
 
 // prepare readies the session's next turn; false means it has ended.
+// The turn's send time is set by plan.
 func (r *runner) prepare(s *session) bool {
 	if s.ended {
 		return false
@@ -281,13 +293,6 @@ func (r *runner) prepare(s *session) bool {
 		return false
 	}
 	s.cur = t
-	if !s.lastEnd.IsZero() {
-		planned := time.Duration(t.user.ThinkTimeMs * float64(time.Millisecond))
-		r.rngMu.Lock()
-		s.think = r.o.Think(planned)
-		r.rngMu.Unlock()
-		s.ready = s.lastEnd.Add(s.think)
-	}
 	return true
 }
 
@@ -320,28 +325,25 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	}
 }
 
-// closedLoop runs Clients users, each alternating between its share of
-// the Active conversations, one request in flight per user.
-func (r *runner) closedLoop() {
+// lanes runs n closed lanes (users), each keeping the schedule's number
+// of sessions in progress and alternating between them, one request in
+// flight per lane.
+func (r *runner) lanes(n int) {
 	var wg sync.WaitGroup
-	for c := 0; c < r.o.Clients; c++ {
-		quota := r.o.Active / r.o.Clients
-		if c < r.o.Active%r.o.Clients {
-			quota++
-		}
+	for c := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.user(c, quota)
+			r.lane(c, r.sched.Active(c))
 		}()
 	}
 	wg.Wait()
 }
 
-// user is one closed-loop client.
-func (r *runner) user(id, quota int) {
+// lane is one closed-loop user.
+func (r *runner) lane(id, quota int) {
 	var active []*session
-	rr := 0
+	rr, sent := 0, 0
 	defer func() {
 		for _, s := range active {
 			r.finish(s)
@@ -349,11 +351,13 @@ func (r *runner) user(id, quota int) {
 	}()
 	for {
 		for len(active) < quota && r.stop.Err() == nil {
-			s := r.newSession(id, time.Now())
+			s := r.take()
 			if s == nil {
 				break
 			}
+			r.begin(s, id, time.Since(r.anchor))
 			if r.prepare(s) {
+				r.plan(s, sent)
 				active = append(active, s)
 			} else {
 				r.finish(s)
@@ -368,7 +372,10 @@ func (r *runner) user(id, quota int) {
 			return
 		}
 		r.runTurn(s)
-		if !r.prepare(s) {
+		sent++
+		if r.prepare(s) {
+			r.plan(s, sent)
+		} else {
 			r.finish(s)
 			active = append(active[:i], active[i+1:]...)
 		}
@@ -410,9 +417,12 @@ func (r *runner) pick(active []*session, rr *int) int {
 	return ready[0]
 }
 
-// openLoop starts conversations on an absolute arrival schedule; each is
-// its own user, sending its turns one after the other.
-func (r *runner) openLoop() {
+// arrivals starts sessions at the schedule's arrival times; each is its
+// own user (its client is its global index), sending its turns one after
+// the other. A session is read from the source before its start time
+// (the trace clock needs its first timestamp), and counted as started
+// at that time.
+func (r *runner) arrivals(arr schedule.Arrivals) {
 	var (
 		wg  sync.WaitGroup
 		sem chan struct{}
@@ -420,20 +430,18 @@ func (r *runner) openLoop() {
 	if r.o.MaxInFlight > 0 {
 		sem = make(chan struct{}, r.o.MaxInFlight)
 	}
-	interval := float64(time.Second) / r.o.Rate
-	offset := 0.0
-	for i := 0; ; i++ {
-		if i > 0 {
-			if r.o.Poisson {
-				r.rngMu.Lock()
-				offset += r.rng.ExpFloat64() * interval
-				r.rngMu.Unlock()
-			} else {
-				offset = float64(i) * interval
-			}
+	for r.stop.Err() == nil {
+		s := r.take()
+		if s == nil {
+			break
 		}
-		due := r.anchor.Add(time.Duration(offset))
-		if !sleepUntil(r.stop, due) {
+		hasTurn := r.prepare(s)
+		first := schedule.Turn{User: s.plan.index, Session: s.plan.index}
+		if hasTurn {
+			first = r.turn(s, 0)
+		}
+		at, ok := arr.Next(first)
+		if !ok || !sleepUntil(r.stop, r.anchor.Add(at)) {
 			break
 		}
 		if sem != nil {
@@ -445,20 +453,15 @@ func (r *runner) openLoop() {
 				break
 			}
 		}
-		s := r.newSession(i, due)
-		if s == nil {
-			if sem != nil {
-				<-sem
-			}
-			break
-		}
+		r.begin(s, s.plan.index, at)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if sem != nil {
 				defer func() { <-sem }()
 			}
-			for r.prepare(s) {
+			for ok := hasTurn; ok; ok = r.prepare(s) {
+				r.plan(s, 0)
 				if !sleepUntil(r.stop, s.ready) {
 					break
 				}

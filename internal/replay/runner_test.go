@@ -448,11 +448,11 @@ func TestThinkTime(t *testing.T) {
 		{Role: "assistant", Content: "a1"},
 		{Role: "user", Content: "q2", ThinkTimeMs: 40},
 	}}
-	constant, err := ParseThink("constant:60ms", 0, 1)
+	constant, err := ParseThink("constant:60ms", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	none, _ := ParseThink("none", 0, 1)
+	none, _ := ParseThink("none", 0)
 	for _, tc := range []struct {
 		name  string
 		think ThinkFunc

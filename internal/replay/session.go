@@ -33,6 +33,7 @@ type session struct {
 	ended   bool          // no more turns will be sent
 	status  string        // finished, failed, abandoned or unfinished
 	aff     affinity      // what keeps the session's route
+	plan    sessionPlan   // what the schedule knows of it (plan.go)
 }
 
 // turnSpec is the next turn (request) of a session: the messages it adds

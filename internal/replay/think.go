@@ -17,9 +17,9 @@ import (
 //	             lognormal:average=2s,max=30s
 //
 // requestRate > 0 is vLLM's --request-rate: exponential with mean
-// 1/requestRate seconds; it excludes spec. Draws are seeded by seed.
-func ParseThink(spec string, requestRate float64, seed uint64) (ThinkFunc, error) {
-	rng := rand.New(rand.NewPCG(seed, 0x7468696e6b))
+// 1/requestRate seconds; it excludes spec. Draws come from the session's
+// own random source (see ThinkFunc).
+func ParseThink(spec string, requestRate float64) (ThinkFunc, error) {
 	switch {
 	case requestRate < 0:
 		return nil, fmt.Errorf("--request-rate %g is negative", requestRate)
@@ -27,17 +27,20 @@ func ParseThink(spec string, requestRate float64, seed uint64) (ThinkFunc, error
 		return nil, fmt.Errorf("--think-time and --request-rate exclude each other")
 	case requestRate > 0:
 		mean := float64(time.Second) / requestRate
-		return func(time.Duration) time.Duration { return time.Duration(rng.ExpFloat64() * mean) }, nil
+		return func(_ time.Duration, rng *rand.Rand) time.Duration { return time.Duration(rng.ExpFloat64() * mean) }, nil
 	case spec == "" || spec == "file":
-		return func(planned time.Duration) time.Duration { return planned }, nil
+		return thinkFile, nil
 	case spec == "none":
-		return func(time.Duration) time.Duration { return 0 }, nil
+		return func(time.Duration, *rand.Rand) time.Duration { return 0 }, nil
 	}
 	d, err := dist.Parse(spec, dist.Seconds)
 	if err != nil {
 		return nil, fmt.Errorf("think time: %w", err)
 	}
-	return func(time.Duration) time.Duration {
+	return func(_ time.Duration, rng *rand.Rand) time.Duration {
 		return time.Duration(max(d.Sample(rng), 0) * float64(time.Second))
 	}, nil
 }
+
+// thinkFile is the default think time: the conversation file's.
+func thinkFile(planned time.Duration, _ *rand.Rand) time.Duration { return planned }
