@@ -93,6 +93,12 @@ before each turn, per user (a think time, not an arrival rate).`
 		&cli.StringFlag{Name: "sim-config", Value: "preset=realistic", Usage: "simulator `SPEC`, e.g. preset=zero or ttft=30ms,decode=5ms,cache=200000 (see mtsim --help)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary on stderr"},
 		&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of mtrun itself to `FILE` (go tool pprof)"},
+
+		// Schedules beyond the closed and open loops (schedule.go).
+		&cli.IntFlag{Name: "users", Usage: "user-centric timing: `N` users, each sending a turn every --user-gap, staggered by gap/N, one conversation at a time (excludes --rate and --clients)"},
+		&cli.DurationFlag{Name: "user-gap", Usage: "user-centric timing: time `D` between the turns of a user (a turn not ready then goes when its previous answer ends, recorded as lateness)"},
+		&cli.Float64Flag{Name: "time-scale", Usage: "trace clock of a timed input: multiply the trace's times by `F` (0.1 replays ten times faster)"},
+
 		debugFlag(), // hidden: debug.go
 	}
 	app.Flags = append(app.Flags, vllmFlags()...)

@@ -75,6 +75,7 @@ func writeManifest(o *options, sum *replay.Summary, digest string, started time.
 			"api": r.API, "stream": r.Stream, "include_usage": r.IncludeUsage, "n": r.N,
 			"clients": r.Clients, "active": r.Active, "sampling": r.Sampling, "rate": r.Rate,
 			"poisson": r.Poisson, "max_concurrency": r.MaxInFlight, "loop": r.Loop,
+			"schedule": o.scheduleName(), "users": o.sched.users, "user_gap": o.sched.userGap.String(), "time_scale": o.sched.timeScale,
 			"max_requests": r.MaxRequests, "duration": r.Duration.String(), "max_turns": r.MaxTurns,
 			"warmup_turns": r.WarmupTurns, "warmup_step": o.warmupStep, "max_tokens": r.FixedMaxTokens,
 			"limit_min_tokens": r.LimitMinTokens, "limit_max_tokens": r.LimitMaxTokens,

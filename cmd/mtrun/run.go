@@ -46,6 +46,11 @@ type options struct {
 	vllm       *vllmOutputs
 	genSeed    *uint64 // --seed, for a generate_conversations input
 	warnings   []string
+	// timed is set when the input's format carries trace timestamps
+	// (source.Format.Timed): the run then follows the trace clock unless
+	// --rate, --users or --clients asks for another schedule.
+	timed bool
+	sched scheduleFlags // --users, --user-gap, --time-scale
 }
 
 func optionsFrom(c *cli.Context) (*options, error) {
@@ -172,6 +177,9 @@ func optionsFrom(c *cli.Context) (*options, error) {
 		return nil, command.Usagef("%v", err)
 	}
 	r.Think = think
+	if o.sched, err = scheduleFlagsFrom(c); err != nil {
+		return nil, err
+	}
 	if o.sim && r.URL != "" && c.IsSet("url") {
 		return nil, command.Usagef("--sim and --url exclude each other")
 	}
@@ -203,6 +211,9 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	}
 	convs, digest, err := loadInput(ctx, o, s)
 	if err != nil {
+		return err
+	}
+	if err := o.chooseSchedule(); err != nil {
 		return err
 	}
 	if o.replay.RunID == "" {
@@ -254,6 +265,7 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		warm := o.replay
 		warm.Phase = record.PhaseWarmup
 		warm.MaxTurns, warm.Loop, warm.Duration, warm.MaxRequests = 1, false, 0, 0
+		warm.Schedule = nil // first turns in closed loop, whatever the run's schedule
 		sum, runErr = replay.Run(stop, abort, warm, source.Slice(convs), replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
 		if sum != nil {
 			o.replay.FirstSeq = sum.NextSeq

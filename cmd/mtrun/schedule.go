@@ -1,0 +1,84 @@
+package main
+
+import (
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mtkit/mtkit/internal/command"
+	"github.com/mtkit/mtkit/internal/schedule"
+)
+
+// scheduleFlags are the load-shape flags beyond the closed and open
+// loops' (--users, --user-gap, --time-scale).
+type scheduleFlags struct {
+	users     int
+	userGap   time.Duration
+	timeScale float64 // 0: not given
+	// explicit is set when --rate, --users or --clients was given: the
+	// run then does not follow a timed input's trace clock.
+	explicit bool
+}
+
+// scheduleFlagsFrom reads and checks the schedule flags.
+func scheduleFlagsFrom(c *cli.Context) (scheduleFlags, error) {
+	f := scheduleFlags{users: c.Int("users"), userGap: c.Duration("user-gap"), timeScale: c.Float64("time-scale")}
+	rate, clients := c.IsSet("rate"), c.IsSet("clients") || c.IsSet("active")
+	f.explicit = rate || clients || c.IsSet("users")
+	switch {
+	case f.users < 0:
+		return f, command.Usagef("--users %d is negative", f.users)
+	case f.userGap < 0:
+		return f, command.Usagef("--user-gap %s is negative", f.userGap)
+	case c.IsSet("users") && f.users == 0:
+		return f, command.Usagef("--users 0: give at least one user")
+	case f.users > 0 && f.userGap == 0:
+		return f, command.Usagef("--users needs --user-gap (the time between a user's turns, e.g. 2s)")
+	case f.users == 0 && c.IsSet("user-gap"):
+		return f, command.Usagef("--user-gap needs --users")
+	case f.users > 0 && rate:
+		return f, command.Usagef("--users and --rate exclude each other (user-centric gaps or open-loop arrivals)")
+	case f.users > 0 && clients:
+		return f, command.Usagef("--users and --clients/--active exclude each other (each of --users users works on one conversation at a time)")
+	case c.IsSet("time-scale") && f.timeScale <= 0:
+		return f, command.Usagef("--time-scale %g: want a factor above 0 (0.1 replays ten times faster)", f.timeScale)
+	case c.IsSet("time-scale") && f.explicit:
+		return f, command.Usagef("--time-scale scales the trace clock; it excludes --rate, --users and --clients, which replace it")
+	}
+	return f, nil
+}
+
+// chooseSchedule sets the replay's schedule once the input is known:
+// --users gives user-centric gaps; a timed input (trace timestamps) is
+// replayed on the trace clock unless --rate, --users or --clients was
+// given; otherwise the replay derives closed or open loop from its
+// options.
+func (o *options) chooseSchedule() error {
+	f := o.sched
+	switch {
+	case f.users > 0:
+		o.replay.Schedule = schedule.UserGap{N: f.users, Gap: f.userGap}
+	case o.timed && !f.explicit:
+		if o.replay.Loop {
+			return command.Usagef("--loop: the trace clock replays the trace once; give --rate or --clients to loop over a trace's sessions")
+		}
+		o.replay.Schedule = schedule.Trace{Scale: max(f.timeScale, 0)}
+	case f.timeScale > 0:
+		return command.Usagef("--time-scale: %s has no trace timestamps (it is for timed inputs such as production traces)", o.input)
+	}
+	return nil
+}
+
+// scheduleName names the run's schedule in the manifest.
+func (o *options) scheduleName() string {
+	switch o.replay.Schedule.(type) {
+	case schedule.UserGap:
+		return "users"
+	case schedule.Trace:
+		return "trace"
+	}
+	if o.replay.Rate > 0 {
+		return "rate"
+	}
+	return "closed"
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/clitest"
+	"github.com/mtkit/mtkit/internal/command"
+	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/replay"
+	"github.com/mtkit/mtkit/internal/schedule"
+)
+
+// TestChooseSchedule covers which schedule a run gets from its flags and
+// input.
+func TestChooseSchedule(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		timed   bool
+		loop    bool
+		flags   scheduleFlags
+		want    schedule.Schedule // nil: derived by the replay (closed or rate)
+		wantErr string
+	}{
+		{"default", false, false, scheduleFlags{}, nil, ""},
+		{"users", false, false, scheduleFlags{users: 4, userGap: time.Second, explicit: true}, schedule.UserGap{N: 4, Gap: time.Second}, ""},
+		{"users on a timed input", true, false, scheduleFlags{users: 2, userGap: time.Second, explicit: true}, schedule.UserGap{N: 2, Gap: time.Second}, ""},
+		{"timed input", true, false, scheduleFlags{}, schedule.Trace{}, ""},
+		{"timed input scaled", true, false, scheduleFlags{timeScale: 0.1}, schedule.Trace{Scale: 0.1}, ""},
+		{"timed input with --rate or --clients", true, false, scheduleFlags{explicit: true}, nil, ""},
+		{"timed input looped", true, true, scheduleFlags{}, nil, "--loop: the trace clock replays the trace once"},
+		{"time scale without timestamps", false, false, scheduleFlags{timeScale: 0.5}, nil, "has no trace timestamps"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &options{input: "in.jsonl", timed: tc.timed, sched: tc.flags}
+			o.replay.Loop = tc.loop
+			err := o.chooseSchedule()
+			if tc.wantErr != "" {
+				var exit *command.ExitError
+				if !errors.As(err, &exit) || exit.Code != command.ExitUsage || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want a usage error with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.replay.Schedule != tc.want {
+				t.Errorf("schedule %#v, want %#v", o.replay.Schedule, tc.want)
+			}
+		})
+	}
+}
+
+// runStart is the earliest intended send time of the records (offset 0
+// of every schedule tested here).
+func runStart(recs []record.Record) time.Time {
+	start := recs[0].Scheduled
+	for _, r := range recs {
+		if r.Scheduled.Before(start) {
+			start = r.Scheduled
+		}
+	}
+	return start
+}
+
+// TestUserCentricSim replays against the simulator with --users and
+// --user-gap: each user's turns are intended exactly on its staggered
+// slots (computed, not measured), none is sent before its slot or before
+// the user's previous answer ended, and the manifest names the schedule.
+func TestUserCentricSim(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(convJSONL(5, 2, 8)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recsPath := filepath.Join(dir, "recs.jsonl")
+	const users, gap = 3, 30 * time.Millisecond
+	got := mtrun(t, "", nil, "--sim", "--sim-config", "ttft=2ms,decode=1ms", "--tokenizer", "none", "--quiet",
+		"--users", "3", "--user-gap", gap.String(), "--records", recsPath, in)
+	if got.code != 0 {
+		t.Fatalf("exit %d: %s", got.code, got.stderr)
+	}
+	recs := readFiles(t, recsPath)
+	if len(recs) != 10 {
+		t.Fatalf("%d records, want 10", len(recs))
+	}
+	start := runStart(recs)
+	lanes := map[int][]record.Record{}
+	for _, r := range recs {
+		lanes[r.Client] = append(lanes[r.Client], r)
+	}
+	if len(lanes) != users {
+		t.Fatalf("%d clients, want %d", len(lanes), users)
+	}
+	for u, rs := range lanes {
+		slices.SortFunc(rs, func(a, b record.Record) int { return a.Scheduled.Compare(b.Scheduled) })
+		for k, r := range rs {
+			if want := start.Add(time.Duration(u)*gap/users + time.Duration(k)*gap); !r.Scheduled.Equal(want) {
+				t.Errorf("user %d turn %d intended at +%v, want +%v", u, k, r.Scheduled.Sub(start), want.Sub(start))
+			}
+			if r.Start.Before(r.Scheduled) || k > 0 && r.Start.Before(rs[k-1].End) {
+				t.Errorf("user %d turn %d sent at +%v: before its slot or its previous answer's end", u, k, r.Start.Sub(start))
+			}
+		}
+	}
+	var m struct{ Settings map[string]any }
+	data, err := os.ReadFile(manifestPath(&options{records: recsPath}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Settings["schedule"] != "users" || m.Settings["users"] != 3.0 || m.Settings["user_gap"] != gap.String() {
+		t.Errorf("manifest settings schedule=%v users=%v user_gap=%v", m.Settings["schedule"], m.Settings["users"], m.Settings["user_gap"])
+	}
+}
+
+// TestTraceClockSim replays a timed input against the simulator: each
+// turn is intended at its trace time relative to the first session's,
+// scaled by --time-scale.
+func TestTraceClockSim(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "trace.jsonl")
+	var b strings.Builder
+	w := conv.NewWriter(&b)
+	stamps := map[string][]float64{"s0": {90000, 90200}, "s1": {90060}, "s2": {90100, 90160, 90400}}
+	for _, id := range []string{"s0", "s1", "s2"} {
+		c := conv.Conversation{ID: id}
+		for _, ts := range stamps[id] {
+			c.Messages = append(c.Messages, conv.Message{Role: conv.RoleUser, Content: "q", TimestampMs: &ts},
+				conv.Message{Role: conv.RoleAssistant, Content: "a", OutputTokens: 4})
+		}
+		w.Write(&c)
+	}
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recsPath := filepath.Join(dir, "recs.jsonl")
+	var errb clitest.Buffer
+	o := &options{input: in, tokenizer: "none", records: recsPath, sim: true, simSpec: "ttft=2ms,decode=1ms",
+		quiet: true, timed: true, sched: scheduleFlags{timeScale: 0.5}, replay: replay.Options{Stream: true, IncludeUsage: true}}
+	if err := run(context.Background(), o, command.Streams{Out: &errb, Err: &errb}); err != nil {
+		t.Fatalf("run: %v; %s", err, errb.String())
+	}
+	recs := readFiles(t, recsPath)
+	if len(recs) != 6 {
+		t.Fatalf("%d records, want 6", len(recs))
+	}
+	start := runStart(recs)
+	turns := map[string]int{}
+	slices.SortFunc(recs, func(a, b record.Record) int { return a.Turn - b.Turn })
+	for _, r := range recs {
+		k := turns[r.ConversationID]
+		turns[r.ConversationID]++
+		ts := stamps[r.ConversationID][k]
+		if want := time.Duration((ts - 90000) * 0.5 * float64(time.Millisecond)); r.Scheduled.Sub(start) != want {
+			t.Errorf("%s turn %d intended at +%v, want +%v", r.ConversationID, k, r.Scheduled.Sub(start), want)
+		}
+		if r.Start.Before(r.Scheduled) {
+			t.Errorf("%s turn %d sent early", r.ConversationID, k)
+		}
+	}
+}
