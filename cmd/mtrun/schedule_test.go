@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/schedule"
+	"github.com/mtkit/mtkit/internal/stats"
 )
 
 // TestChooseSchedule covers which schedule a run gets from its flags and
@@ -113,6 +115,24 @@ func TestUserCentricSim(t *testing.T) {
 				t.Errorf("user %d turn %d sent at +%v: before its slot or its previous answer's end", u, k, r.Start.Sub(start))
 			}
 		}
+	}
+	// mtstats --user-gaps reports the configured gap as the intended one.
+	var rep bytes.Buffer
+	if err := stats.Run(context.Background(), stats.Options{Inputs: []string{recsPath}, Out: &rep, Err: &rep, Format: stats.FormatJSON, UserGaps: true}); err != nil {
+		t.Fatalf("mtstats: %v", err)
+	}
+	var sr struct {
+		Summary struct{ Metrics map[string]map[string]float64 }
+	}
+	if err := json.Unmarshal(rep.Bytes(), &sr); err != nil {
+		t.Fatal(err)
+	}
+	ms := float64(gap) / 1e6
+	if g := sr.Summary.Metrics[stats.UserGapIntended]; g["count"] != 7 || g["min"] != ms || g["max"] != ms {
+		t.Errorf("%s = %v, want 7 gaps of %g ms", stats.UserGapIntended, g, ms)
+	}
+	if g := sr.Summary.Metrics[stats.UserGap]; g["count"] != 7 || g["min"] <= 0 {
+		t.Errorf("%s = %v, want 7 positive gaps", stats.UserGap, g)
 	}
 	var m struct{ Settings map[string]any }
 	data, err := os.ReadFile(manifestPath(&options{records: recsPath}))

@@ -78,6 +78,7 @@ type acc struct {
 	convs            map[convKey]convAcc
 	series           []point
 	keepSeries       bool
+	gaps             clientSends // Options.UserGaps (usergap.go)
 }
 
 func newAcc(series bool) *acc {
@@ -101,6 +102,9 @@ func (a *acc) add(r *record.Record, good bool) {
 		a.maxEnd = end
 	}
 	a.timed = true
+	if a.gaps != nil {
+		a.gaps.add(r)
+	}
 	if r.Retried {
 		a.retries++
 		return

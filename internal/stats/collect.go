@@ -56,6 +56,7 @@ type FileStats struct {
 
 func newCollector(o *Options, filter Filter, objs []Objective) (*collector, error) {
 	c := &collector{opts: o, filter: filter, all: newAcc(o.HTML != ""), groups: map[string]*acc{}, files: map[string]*FileStats{}}
+	c.withGaps(c.all)
 	if len(objs) > 0 {
 		c.slo = &sloChecker{objs: objs}
 	}
@@ -288,7 +289,7 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 		k := c.groupBy(r, label)
 		g := c.groups[k]
 		if g == nil {
-			g = newAcc(false)
+			g = c.withGaps(newAcc(false))
 			c.groups[k] = g
 		}
 		g.add(r, good)

@@ -263,6 +263,9 @@ func (a *acc) group(key string) *Group {
 		}
 		g.Metrics = append(g.Metrics, NamedDescription{MetricNames[m], descs[m]})
 	}
+	if a.gaps != nil {
+		g.Metrics = append(g.Metrics, a.gaps.metrics()...)
+	}
 	turns := make([]float64, 0, len(a.convs))
 	dur := make([]float64, 0, len(a.convs))
 	wait := make([]float64, 0, len(a.convs))

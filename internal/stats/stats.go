@@ -64,6 +64,10 @@ type Options struct {
 	XLSX  string // also write an Excel workbook here
 	Every time.Duration
 
+	// UserGaps adds the gap between consecutive turns of each client to
+	// the describe table (usergap.go).
+	UserGaps bool
+
 	// Stop is closed on the first interrupt: a note is printed and
 	// reading continues to the end of the input (the upstream stops too).
 	// Cancelling Run's context (second interrupt) prints the summary of
