@@ -12,6 +12,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/schedule"
 )
 
 // TestRequestBody replays one turn per case and checks the exact body and
@@ -375,6 +376,8 @@ func TestValidate(t *testing.T) {
 		{Options{URL: "http://x", Sampling: "lifo"}, "conversation sampling"},
 		{Options{URL: "http://x", OnFailure: "retry"}, "on-failure"},
 		{Options{URL: "http://x", Rate: -1}, "rate"},
+		{Options{URL: "http://x", Schedule: schedule.UserGap{N: 2}}, "users: 2 users with a gap of 0s"},
+		{Options{URL: "http://x", Schedule: schedule.Rate{}}, "rate: 0 sessions a second"},
 		{Options{URL: "http://x", LimitMinTokens: 10, LimitMaxTokens: 5}, "clamp-min-tokens"},
 		{Options{URL: "http://x", Loop: true}, "loop"},
 		{Options{URL: "http://x", Loop: true, MaxRequests: 3}, ""},

@@ -26,6 +26,8 @@
 package schedule
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -96,4 +98,25 @@ const sessionStream = 0x73657373696f6e
 // a segment of a run draws what the whole run would have.
 func SessionRand(seed uint64, session int) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, sessionStream^uint64(session)*0x9e3779b97f4a7c15))
+}
+
+// Check reports the first invalid setting of one of this package's
+// schedules (a rate that is not above 0, a user-centric schedule without
+// users or gap, a negative time scale); other schedules pass.
+func Check(s Schedule) error {
+	switch s := s.(type) {
+	case Rate:
+		if !(s.PerSecond > 0) || math.IsInf(s.PerSecond, 0) {
+			return fmt.Errorf("rate: %g sessions a second; want a number above 0", s.PerSecond)
+		}
+	case UserGap:
+		if s.N <= 0 || s.Gap <= 0 {
+			return fmt.Errorf("users: %d users with a gap of %s; want at least one user and a gap above 0", s.N, s.Gap)
+		}
+	case Trace:
+		if s.Scale < 0 || math.IsNaN(s.Scale) || math.IsInf(s.Scale, 0) {
+			return fmt.Errorf("time scale: %g; want a factor above 0", s.Scale)
+		}
+	}
+	return nil
 }

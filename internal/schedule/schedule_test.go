@@ -269,3 +269,27 @@ func TestSessionRand(t *testing.T) {
 		seen[d] = key
 	}
 }
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		s       Schedule
+		wantErr bool
+	}{
+		{Closed{}, false},
+		{Rate{PerSecond: 2}, false},
+		{Rate{}, true},
+		{Rate{PerSecond: -1}, true},
+		{Rate{PerSecond: math.Inf(1)}, true},
+		{UserGap{N: 2, Gap: time.Second}, false},
+		{UserGap{N: 0, Gap: time.Second}, true},
+		{UserGap{N: 2}, true},
+		{Trace{}, false},
+		{Trace{Scale: 0.1}, false},
+		{Trace{Scale: -1}, true},
+		{Trace{Scale: math.NaN()}, true},
+	} {
+		if err := Check(tc.s); (err != nil) != tc.wantErr {
+			t.Errorf("Check(%#v) = %v, want error: %v", tc.s, err, tc.wantErr)
+		}
+	}
+}
