@@ -52,6 +52,7 @@ func TestGolden(t *testing.T) {
 		{"bad-reasoning-in-history", []string{"--url", "http://127.0.0.1:1", "--reasoning-in-history", "summarize"}, "", 2},
 		{"keep-reasoning-contradiction", []string{"--url", "http://127.0.0.1:1", "--keep-reasoning", "--reasoning-in-history", "drop"}, "", 2},
 		{"users-and-rate", []string{"--url", "http://127.0.0.1:1", "--users", "4", "--user-gap", "2s", "--rate", "3"}, "", 2},
+		{"users-and-think-time", []string{"--url", "http://127.0.0.1:1", "--users", "4", "--user-gap", "2s", "--think-time", "constant:1s"}, "", 2},
 		{"users-without-gap", []string{"--url", "http://127.0.0.1:1", "--users", "4"}, "", 2},
 		{"time-scale-and-clients", []string{"--url", "http://127.0.0.1:1", "--time-scale", "0.5", "--clients", "3"}, "", 2},
 		{"time-scale-untimed", []string{"--url", "http://127.0.0.1:1", "--tokenizer", "none", "--time-scale", "0.1"},

@@ -40,6 +40,8 @@ func scheduleFlagsFrom(c *cli.Context) (scheduleFlags, error) {
 		return f, command.Usagef("--users and --rate exclude each other (user-centric gaps or open-loop arrivals)")
 	case f.users > 0 && clients:
 		return f, command.Usagef("--users and --clients/--active exclude each other (each of --users users works on one conversation at a time)")
+	case f.users > 0 && (c.IsSet("think-time") || c.IsSet("request-rate")):
+		return f, command.Usagef("--users sends each user's turns --user-gap apart; --think-time and --request-rate do not apply")
 	case c.IsSet("time-scale") && f.timeScale <= 0:
 		return f, command.Usagef("--time-scale %g: want a factor above 0 (0.1 replays ten times faster)", f.timeScale)
 	case c.IsSet("time-scale") && f.explicit:
