@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -292,4 +293,28 @@ func TestCheck(t *testing.T) {
 			t.Errorf("Check(%#v) = %v, want error: %v", tc.s, err, tc.wantErr)
 		}
 	}
+}
+
+// BenchmarkTurnAt measures what a schedule adds to every turn the runner
+// sends (one TurnAt) and to every session of an open loop (one Next).
+func BenchmarkTurnAt(b *testing.B) {
+	turn := Turn{Index: 3, Start: time.Second, PrevEnd: 2 * time.Second, Think: ms, Trace: 5 * time.Second,
+		HasTrace: true, FirstTrace: time.Second, HasFirstTrace: true, LaneTurn: 9, User: 2}
+	for _, s := range []Schedule{Closed{Clients: 4}, Rate{PerSecond: 10, Poisson: true}, Trace{Scale: 0.5}, UserGap{N: 4, Gap: time.Second}} {
+		b.Run(fmt.Sprintf("%T", s)[len("schedule."):], func(b *testing.B) {
+			var sum time.Duration
+			for b.Loop() {
+				sum += s.TurnAt(turn)
+			}
+			if sum == 0 {
+				b.Fatal("no time")
+			}
+		})
+	}
+	b.Run("PoissonNext", func(b *testing.B) {
+		a := Rate{PerSecond: 10, Poisson: true}.Arrivals()
+		for b.Loop() {
+			a.Next(Turn{})
+		}
+	})
 }
