@@ -15,11 +15,11 @@ import (
 
 // Canonical quantities: the same thing under each engine's name.
 const (
-	Running             = "running"               // requests in the running batch (gauge)
-	Waiting             = "waiting"               // requests queued (gauge)
-	KVUsage             = "kv_usage"              // KV-cache usage, 0..1 (gauge)
-	PrefixQueries       = "prefix_cache_queries"  // prompt tokens looked up in the prefix cache (counter)
-	PrefixHits          = "prefix_cache_hits"     // of which found (counter)
+	Running             = "running"              // requests in the running batch (gauge)
+	Waiting             = "waiting"              // requests queued (gauge)
+	KVUsage             = "kv_usage"             // KV-cache usage, 0..1 (gauge)
+	PrefixQueries       = "prefix_cache_queries" // prompt tokens looked up in the prefix cache (counter)
+	PrefixHits          = "prefix_cache_hits"    // of which found (counter)
 	ExternalPrefixQuery = "external_prefix_cache_queries"
 	ExternalPrefixHits  = "external_prefix_cache_hits"
 	Preemptions         = "preemptions"       // requests preempted (counter)

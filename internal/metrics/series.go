@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/mtkit/mtkit/internal/jsonl"
 )
 
 // Writer writes samples as JSON lines. It is safe for concurrent use; each
@@ -80,7 +81,7 @@ func (e *SyntaxError) Error() string {
 // Reader reads a series file line by line, in the manner of bufio.Scanner.
 // The first invalid line stops it with a *SyntaxError.
 type Reader struct {
-	r    *bufio.Reader
+	r    *jsonl.Lines
 	name string
 	line int
 	cur  Sample
@@ -89,31 +90,25 @@ type Reader struct {
 
 // NewReader returns a Reader of r; name is used in errors.
 func NewReader(r io.Reader, name string) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 1<<16), name: name}
+	return &Reader{r: jsonl.NewLines(r), name: name}
 }
 
 // Scan reads the next sample; false at the end or on an error.
 func (r *Reader) Scan() bool {
-	for r.err == nil {
-		b, err := r.r.ReadBytes('\n')
-		if len(b) == 0 && err != nil {
-			if !errors.Is(err, io.EOF) {
-				r.err = fmt.Errorf("%s: %w", r.name, err)
-			}
-			return false
-		}
-		r.line++
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue
-		}
-		r.cur = Sample{}
-		if e := r.decode(b); e != nil {
-			r.err = e
-			return false
-		}
-		return true
+	if r.err != nil {
+		return false
 	}
-	return false
+	b, line, err := r.r.Next()
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			r.err = fmt.Errorf("%s: %w", r.name, err)
+		}
+		return false
+	}
+	r.line = line
+	r.cur = Sample{}
+	r.err = r.decode(b)
+	return r.err == nil
 }
 
 func (r *Reader) decode(b []byte) error {
@@ -125,7 +120,7 @@ func (r *Reader) decode(b []byte) error {
 		if errors.As(err, &te) {
 			return bad(te.Field, fmt.Sprintf("want %s, got %s", te.Type, te.Value))
 		}
-		return bad("", "not a JSON object: "+err.Error())
+		return bad("", jsonl.FieldError(err).Error())
 	}
 	s := &r.cur
 	switch {
