@@ -133,6 +133,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/sim/stats":
 		s.serveStats(w, r)
 		return
+	case "/metrics":
+		s.serveMetrics(w, r) // metrics.go
+		return
 	case "/v1/models", "/models", "/v1/chat/completions", "/chat/completions", "/v1/completions", "/completions":
 	default:
 		writeError(w, &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "not_found",

@@ -1,0 +1,77 @@
+package sim
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mtkit/mtkit/internal/metrics"
+)
+
+// scrapeSim reads the simulator's /metrics through the project's parser
+// and returns the canonical quantities.
+func scrapeSim(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	ss, err := metrics.Parse(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, s := range ss {
+		if s.Canonical == "" || s.Engine != "vllm" || s.Labels["model_name"] != DefaultModel {
+			t.Errorf("sample %+v", s)
+		}
+		out[s.Canonical] = *s.Value
+	}
+	return out
+}
+
+// TestMetricsFollowUsage: the prefix-cache counters move by exactly the
+// prompt_tokens and cached_tokens each response reports, and the gauges
+// read the server's state.
+func TestMetricsFollowUsage(t *testing.T) {
+	s, ts := newTestServer(t, Config{CacheTokens: 4096, BlockSize: 4, TTFTBase: 1, DecodePerToken: 1})
+	if got := scrapeSim(t, ts.URL); len(got) != 8 || got[metrics.PrefixQueries] != 0 || got[metrics.KVUsage] != 0 {
+		t.Fatalf("fresh server: %v", got)
+	}
+	long := strings.Repeat("the same long system prompt and question. ", 20)
+	var prompt, cached, completion int
+	for i, body := range []map[string]any{
+		chatBody(false, 5, long),
+		chatBody(false, 5, long),                      // cache hit on the whole prefix
+		chatBody(false, 7, long, "an answer", "more"), // the prefix again, longer
+	} {
+		resp := post(t, ts.URL+"/v1/chat/completions", body)
+		u := decodeJSON(t, resp.Body)
+		prompt += num(t, u, "usage", "prompt_tokens")
+		cached += num(t, u, "usage", "prompt_tokens_details", "cached_tokens")
+		completion += num(t, u, "usage", "completion_tokens")
+		got := scrapeSim(t, ts.URL)
+		if got[metrics.PrefixQueries] != float64(prompt) || got[metrics.PrefixHits] != float64(cached) ||
+			got[metrics.PromptTokens] != float64(prompt) || got[metrics.GenerationTokens] != float64(completion) {
+			t.Errorf("after request %d: %v, want queries %d hits %d generation %d", i, got, prompt, cached, completion)
+		}
+		if got[metrics.Running] != 0 || got[metrics.Waiting] != 0 || got[metrics.Preemptions] != 0 {
+			t.Errorf("idle server: %v", got)
+		}
+		st := s.Stats()
+		if want := float64(st.CacheBlocks) / float64(4096/4); got[metrics.KVUsage] != want || want == 0 {
+			t.Errorf("kv usage %v, want %v", got[metrics.KVUsage], want)
+		}
+	}
+	if cached == 0 {
+		t.Fatal("no cache hit: the test proves nothing")
+	}
+	resp := post(t, ts.URL+"/metrics", "")
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /metrics: %s", resp.Status)
+	}
+}
