@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mtkit/mtkit/internal/command"
+	"github.com/mtkit/mtkit/internal/metrics"
 	"github.com/mtkit/mtkit/internal/replay"
 )
 
@@ -99,6 +100,11 @@ before each turn, per user (a think time, not an arrival rate).`
 		&cli.DurationFlag{Name: "user-gap", Usage: "user-centric timing: time `D` between the turns of a user (a turn not ready then goes when its previous answer ends, recorded as lateness)"},
 		&cli.Float64Flag{Name: "time-scale", Usage: "trace clock of a timed input: multiply the trace's times by `F` (0.1 replays ten times faster)"},
 
+		// Server metrics (metrics.go, docs/mtrun.md "Server metrics").
+		&cli.StringSliceFlag{Name: "metrics-url", Usage: "scrape this Prometheus `URL` during the run (repeatable: one per replica; default: the server's /metrics when it answers in the Prometheus format)"},
+		&cli.DurationFlag{Name: "metrics-interval", Value: metrics.DefaultInterval, Usage: "time `D` between two scrapes"},
+		&cli.StringFlag{Name: "metrics-file", Usage: "series `FILE` (default: next to --records FILE, *.metrics.jsonl)"},
+		&cli.BoolFlag{Name: "no-metrics", Usage: "do not scrape the server's metrics"},
 		debugFlag(), // hidden: debug.go
 	}
 	app.Flags = append(app.Flags, vllmFlags()...)

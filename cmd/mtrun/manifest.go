@@ -37,6 +37,7 @@ type manifest struct {
 	Simulated  bool            `json:"simulated"`
 	Records    string          `json:"records"`
 	ConvOutput string          `json:"conversations_output,omitempty"`
+	Metrics    *seriesInfo     `json:"metrics,omitempty"`
 }
 
 // manifestPath is --manifest, or the records file name + ".manifest.json";
@@ -71,6 +72,7 @@ func writeManifest(o *options, sum *replay.Summary, digest string, started time.
 		Host: host, OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), Args: o.args,
 		Input: o.input, InputHash: digest, Tokenizer: o.tokenizer, URL: r.URL, Model: r.Model,
 		MaxModel: r.MaxModelLen, Simulated: o.sim, Records: o.records, ConvOutput: o.convOut,
+		Metrics: o.metrics.manifest(),
 		Settings: map[string]any{
 			"api": r.API, "stream": r.Stream, "include_usage": r.IncludeUsage, "n": r.N,
 			"clients": r.Clients, "active": r.Active, "sampling": r.Sampling, "rate": r.Rate,

@@ -21,6 +21,7 @@ import (
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/gen"
 	"github.com/mtkit/mtkit/internal/iox"
+	"github.com/mtkit/mtkit/internal/metrics"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/sim"
@@ -49,8 +50,9 @@ type options struct {
 	// timed is set when the input's format carries trace timestamps
 	// (source.Format.Timed): the run then follows the trace clock unless
 	// --rate, --users or --clients asks for another schedule.
-	timed bool
-	sched scheduleFlags // --users, --user-gap, --time-scale
+	timed   bool
+	sched   scheduleFlags  // --users, --user-gap, --time-scale
+	metrics metricsOptions // metrics.go
 }
 
 func optionsFrom(c *cli.Context) (*options, error) {
@@ -183,6 +185,9 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	if o.sim && r.URL != "" && c.IsSet("url") {
 		return nil, command.Usagef("--sim and --url exclude each other")
 	}
+	if o.metrics, err = metricsFrom(c); err != nil {
+		return nil, err
+	}
 	return o, applyVLLM(c, o)
 }
 
@@ -245,6 +250,9 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		return err
 	}
 	outs.add("records", recs)
+	if err := startMetrics(ctx, o, s.Err, &outs); err != nil {
+		return err
+	}
 	sink := replay.Sink{Records: o.vllm.collect(recs, s.Err), Log: s.Err}
 	if o.convOut != "" {
 		f, err := iox.Create(o.convOut, s.Out)
@@ -458,6 +466,10 @@ func redactArgs(args []string) []string {
 		case strings.HasPrefix(a, "--api-key=") || strings.HasPrefix(a, "--header="):
 			k, _, _ := strings.Cut(a, "=")
 			out[i] = k + "=REDACTED"
+		case i > 0 && (args[i-1] == "--metrics-url" || args[i-1] == "-metrics-url"):
+			out[i] = metrics.Display(a) // no user name or password
+		case strings.HasPrefix(a, "--metrics-url="):
+			out[i] = "--metrics-url=" + metrics.Display(strings.TrimPrefix(a, "--metrics-url="))
 		default:
 			out[i] = a
 		}
