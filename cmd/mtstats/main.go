@@ -66,6 +66,8 @@ func run(s command.Streams, args []string) int {
 		&cli.StringFlag{Name: "xlsx", Usage: "also write an Excel workbook to `FILE`"},
 		&cli.DurationFlag{Name: "every", Usage: "print the report of what was read so far every `INTERVAL` (live pipes)"},
 		&cli.BoolFlag{Name: "user-gaps", Usage: "also describe the time between consecutive turns of each client (user), intended and realised: user_gap_intended_ms, user_gap_ms (compare with mtrun --user-gap; per user with --by client)"},
+		&cli.StringFlag{Name: "metrics", Usage: "server metrics series `FILE` written by mtrun (default: the *.metrics.jsonl next to a single records file)"},
+		&cli.BoolFlag{Name: "no-metrics", Usage: "do not read the server metrics series"},
 	}
 	app.Action = func(c *cli.Context) error {
 		stop, abort, release := command.Interrupts(c.Context, s.Signals)
@@ -76,6 +78,7 @@ func run(s command.Streams, args []string) int {
 			Strict: c.Bool("strict"), Where: c.String("where"), SLO: c.String("slo"), Check: c.Bool("check"),
 			Compare: c.Bool("compare"), Records: c.Bool("records"), To: c.String("to"),
 			HTML: c.String("html"), XLSX: c.String("xlsx"), Every: c.Duration("every"), UserGaps: c.Bool("user-gaps"),
+			Metrics: c.String("metrics"), NoMetrics: c.Bool("no-metrics"),
 			Stop: stop.Done(),
 		})
 		var usage *stats.UsageError

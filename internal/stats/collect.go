@@ -55,7 +55,7 @@ type FileStats struct {
 }
 
 func newCollector(o *Options, filter Filter, objs []Objective) (*collector, error) {
-	c := &collector{opts: o, filter: filter, all: newAcc(o.HTML != ""), groups: map[string]*acc{}, files: map[string]*FileStats{}}
+	c := &collector{opts: o, filter: filter, all: newAcc(o.HTML != "" || o.Metrics != ""), groups: map[string]*acc{}, files: map[string]*FileStats{}}
 	c.withGaps(c.all)
 	if len(objs) > 0 {
 		c.slo = &sloChecker{objs: objs}

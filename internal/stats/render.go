@@ -198,6 +198,7 @@ func (t *textWriter) report(rep *Report) error {
 		}
 		t.overview(rep.By, rep.Groups)
 	}
+	t.server(rep.Server) // server.go
 	if !t.md {
 		t.printf("%s\n", rule)
 	}

@@ -26,6 +26,7 @@ type Report struct {
 	Groups  []*Group    `json:"groups,omitempty"`
 	SLO     *SLOReport  `json:"slo,omitempty"`
 	Compare *Comparison `json:"compare,omitempty"`
+	Server  *Server     `json:"server,omitempty"` // server.go
 
 	turns  []*Group // per turn, for the HTML and XLSX reports
 	series []point

@@ -60,6 +60,11 @@ type Options struct {
 	Records bool   // pass filtered records through as JSONL instead of a report
 	To      string // write filtered records to this file (.parquet, .jsonl[.gz|.zst])
 
+	// Metrics is the series file of mtrun's scrapes of the server
+	// (server.go); by default the one next to a single records input.
+	Metrics   string
+	NoMetrics bool
+
 	HTML  string // also write a self-contained HTML report here
 	XLSX  string // also write an Excel workbook here
 	Every time.Duration
@@ -107,6 +112,7 @@ func Run(ctx context.Context, o Options) error {
 			return errors.New("--compare needs at least two inputs (label=path)")
 		}
 	}
+	o.pairSeries()
 	c, err := newCollector(&o, filter, objs)
 	if err != nil {
 		return err
@@ -156,6 +162,9 @@ func (c *collector) finish(objs []Objective, partial bool) error {
 	o := c.opts
 	rep := c.report(objs, o.Compare)
 	rep.Partial = partial
+	if err := c.attachServer(rep); err != nil {
+		return err
+	}
 	if c.in.Duplicates > 0 {
 		fmt.Fprintf(o.Err, "%d duplicate records (same run_id, shard, seq) counted once\n", c.in.Duplicates)
 	}
