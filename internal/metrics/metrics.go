@@ -9,6 +9,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 )
@@ -85,6 +86,19 @@ type Sample struct {
 	Canonical string            `json:"canonical,omitempty"`
 	Engine    string            `json:"engine,omitempty"`
 	Error     string            `json:"error,omitempty"`
+}
+
+// TimeFormat is how a sample's time is written: UTC, always six
+// fractional digits, which DuckDB's read_json detects as a TIMESTAMP.
+const TimeFormat = "2006-01-02T15:04:05.000000Z07:00"
+
+// MarshalJSON writes s with its time in TimeFormat.
+func (s Sample) MarshalJSON() ([]byte, error) {
+	type plain Sample
+	return json.Marshal(struct {
+		Time string `json:"time"`
+		plain
+	}{s.Time.UTC().Format(TimeFormat), plain(s)})
 }
 
 // Tag sets Canonical on the samples of one scrape: for each canonical

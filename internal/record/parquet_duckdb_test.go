@@ -2,11 +2,8 @@ package record
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -14,45 +11,14 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/mtkit/mtkit/internal/duckdbtest"
 )
 
-// duckdb runs sql through scripts/duckdb/duckdb.mjs and returns the rows
-// of its last statement. Without node or the DuckDB fixture (see
-// scripts/fixtures.sh) it skips, or fails when MTKIT_REQUIRE_FIXTURES=1.
+// duckdb runs sql in DuckDB (see duckdbtest.Query).
 func duckdb(t *testing.T, sql string) []map[string]any {
 	t.Helper()
-	fixtures := os.Getenv("MTKIT_FIXTURES")
-	if fixtures == "" {
-		cache := os.Getenv("MTKIT_CACHE")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache", "mtkit")
-		}
-		fixtures = filepath.Join(cache, "fixtures")
-	}
-	node, err := exec.LookPath("node")
-	if _, serr := os.Stat(filepath.Join(fixtures, "node_modules", "@duckdb", "node-api")); err != nil || serr != nil {
-		msg := "DuckDB (node and @duckdb/node-api) missing: run scripts/fixtures.sh (or set MTKIT_FIXTURES)"
-		if os.Getenv("MTKIT_REQUIRE_FIXTURES") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	_, file, _, _ := runtime.Caller(0)
-	cmd := exec.Command(node, filepath.Join(filepath.Dir(file), "..", "..", "scripts", "duckdb", "duckdb.mjs"))
-	cmd.Env = append(os.Environ(), "MTKIT_FIXTURES="+fixtures)
-	cmd.Stdin = strings.NewReader(sql)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("duckdb: %v\n%s\nSQL: %s", err, stderr.String(), sql)
-	}
-	var rows []map[string]any
-	if err := json.Unmarshal(out, &rows); err != nil {
-		t.Fatalf("duckdb: %v: %s", err, out)
-	}
-	return rows
+	return duckdbtest.Query(t, sql)
 }
 
 // intColumns are the Record columns of Go type int (INT64 in
