@@ -202,3 +202,41 @@ func TestMetricsDefaultEndpoint(t *testing.T) {
 		}
 	}
 }
+
+func TestMetricsFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--metrics-interval", "0s"}, "--metrics-interval 0s: want a positive duration"},
+		{[]string{"--metrics-url", "ftp://u:pw-secret@h/metrics"}, `--metrics-url "ftp://h/metrics": want an http(s) URL`},
+		{[]string{"--metrics-url", "localhost:9090"}, "want an http(s) URL"},
+	} {
+		got := mtrun(t, "", nil, append([]string{"--url", "http://127.0.0.1:1"}, tc.args...)...)
+		if got.code != 2 || !strings.Contains(got.stderr, tc.want) || strings.Contains(got.stderr, "pw-secret") {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, got.code, got.stderr, tc.want)
+		}
+	}
+	args := redactArgs([]string{"mtrun", "--metrics-url", "http://u:pw-secret@h/metrics", "--metrics-url=http://v:pw-secret@h2/m", "x.jsonl"})
+	if want := "mtrun --metrics-url http://h/metrics --metrics-url=http://h2/m x.jsonl"; strings.Join(args, " ") != want {
+		t.Errorf("redactArgs: %q, want %q", args, want)
+	}
+}
+
+// TestMetricsRecordsOnStdout: an explicit --metrics-url with the records
+// on stdout and no --metrics-file warns that nothing is kept.
+func TestMetricsRecordsOnStdout(t *testing.T) {
+	t.Parallel()
+	srv := startSim(t, sim.Config{})
+	got := mtrun(t, convJSONL(1, 1, 2), nil, "--url", srv.URL, "--tokenizer", "none", "--quiet", "--metrics-url", srv.URL+"/metrics")
+	if got.code != 0 || !strings.Contains(got.stderr, "mtrun: warning: --metrics-url: the records go to stdout, so the series are not kept") {
+		t.Errorf("exit %d, stderr %q", got.code, got.stderr)
+	}
+	dir := t.TempDir()
+	series := filepath.Join(dir, "s.jsonl")
+	got = mtrun(t, convJSONL(1, 1, 2), nil, "--url", srv.URL, "--tokenizer", "none", "--quiet", "--metrics-file", series)
+	if got.code != 0 || got.stderr != "" || len(readSeriesFile(t, series)) == 0 {
+		t.Errorf("--metrics-file with records on stdout: exit %d, stderr %q", got.code, got.stderr)
+	}
+}
