@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"bufio"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mtkit/mtkit/internal/metrics"
 )
@@ -74,4 +76,26 @@ func TestMetricsFollowUsage(t *testing.T) {
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST /metrics: %s", resp.Status)
 	}
+}
+
+// TestMetricsRunningDuringStream: while a stream is being generated the
+// running gauge counts it and the KV usage includes its prompt's blocks.
+func TestMetricsRunningDuringStream(t *testing.T) {
+	_, ts := newTestServer(t, Config{CacheTokens: 4096, BlockSize: 4, DecodePerToken: 20 * time.Millisecond})
+	resp := post(t, ts.URL+"/v1/chat/completions", chatBody(true, 50, strings.Repeat("a prompt of some length ", 10)))
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended before a token: %v", err)
+		}
+		if strings.Contains(line, `"content":"`) && !strings.Contains(line, `"content":""`) {
+			break // a token was sent: the request is admitted and prefilled
+		}
+	}
+	got := scrapeSim(t, ts.URL)
+	if got[metrics.Running] != 1 || got[metrics.Waiting] != 0 || got[metrics.KVUsage] == 0 || got[metrics.GenerationTokens] != 0 {
+		t.Errorf("mid-stream: %v, want 1 running, KV in use, no finished generation yet", got)
+	}
+	resp.Body.Close()
 }
