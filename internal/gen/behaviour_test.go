@@ -136,8 +136,8 @@ func TestDisjointWindows(t *testing.T) {
 			seen[body] = true
 		}
 	}
-	if g.walk.wraps != 0 {
-		t.Errorf("corpus wrapped %d times", g.walk.wraps)
+	if g.walk.Wraps() != 0 {
+		t.Errorf("corpus wrapped %d times", g.walk.Wraps())
 	}
 }
 
@@ -211,7 +211,7 @@ func TestCorpusWraps(t *testing.T) {
 	cfg.InputTokens = mustDist(t, "uniform:5:120", dist.Count)
 	g := newGenerator(t, cfg, tok)
 	checkExact(t, generateWith(t, g, cfg.NumConversations, 2), tok)
-	if g.walk.wraps == 0 {
+	if g.walk.Wraps() == 0 {
 		t.Error("no wrap reported")
 	}
 }

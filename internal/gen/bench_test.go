@@ -41,14 +41,14 @@ func BenchmarkGenerate(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			g0.walk.src.ensure(1 << 30)
+			g0.walk.Src.Ensure(1 << 30)
 			b.ResetTimer()
 			for range b.N {
 				g, err := New(cfg, tok, "o200k_base")
 				if err != nil {
 					b.Fatal(err)
 				}
-				g.walk.src = g0.walk.src
+				g.walk.Src = g0.walk.Src
 				if _, err := g.Generate(context.Background(), &cw, bc.workers, nil); err != nil {
 					b.Fatal(err)
 				}

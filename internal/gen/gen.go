@@ -24,7 +24,15 @@ import (
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/dist"
+	"github.com/mtkit/mtkit/internal/synth"
 )
+
+// Tokenizer is what the generator needs from a tokenizer;
+// tokenize.Tokenizer satisfies it.
+type Tokenizer = synth.Tokenizer
+
+// EmbeddedCorpus returns the embedded corpus text (synth.EmbeddedCorpus).
+func EmbeddedCorpus() string { return synth.EmbeddedCorpus() }
 
 // Writer receives the conversations in order; *conv.Writer is one.
 type Writer interface {
@@ -83,7 +91,7 @@ func Run(ctx context.Context, o Options, w Writer, stderr io.Writer) (int, error
 		return n, err
 	}
 	if st != nil {
-		st.Wraps = g.walk.wraps
+		st.Wraps = g.walk.Wraps()
 		if err := st.Print(stderr); err != nil {
 			return n, err
 		}
@@ -96,7 +104,7 @@ type Generator struct {
 	cfg     *Config
 	tok     Tokenizer
 	tokName string
-	walk    walker
+	walk    synth.Walker
 	groups  int // number of shared prefixes (1 in vLLM mode)
 	common  []*sharedPrefix
 	commonN []int // sampled size of each group's prefix
@@ -133,20 +141,20 @@ func New(cfg *Config, tok Tokenizer, tokName string) (*Generator, error) {
 	if cfg.NumConversations < 1 {
 		return nil, errors.New("num_conversations: must be at least 1")
 	}
-	text, err := loadCorpus(cfg.TextFiles)
+	text, err := synth.LoadCorpus(cfg.TextFiles)
 	if err != nil {
 		return nil, err
 	}
-	src := newSource(tok, text)
-	src.ensure(1)
-	if len(src.ids) == 0 {
+	src := synth.NewStream(tok, text)
+	src.Ensure(1)
+	if len(src.IDs()) == 0 {
 		return nil, errors.New("text files: the corpus encodes to no tokens")
 	}
 	seed := cfg.Seed
 	rng := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, stream)) }
 	g := &Generator{
 		cfg: cfg, tok: tok, tokName: tokName,
-		walk:    walker{src: src},
+		walk:    synth.Walker{Src: src},
 		groups:  max(cfg.PrefixGroups, 1),
 		rTurns:  rng(streamTurns),
 		rPrefix: rng(streamPrefix),
@@ -208,7 +216,7 @@ func (g *Generator) plan(i int) (*job, error) {
 		n := g.commonN[j.group]
 		sp := &sharedPrefix{}
 		if n > 0 {
-			text, c, err := exactText(g.tok, "", 0, g.walk.take(n+slack(n)), n)
+			text, c, err := synth.ExactText(g.tok, "", 0, g.walk.Take(n+slack(n)), n)
 			if err != nil {
 				return nil, fmt.Errorf("common prefix: %w", err)
 			}
@@ -228,7 +236,7 @@ func (g *Generator) plan(i int) (*job, error) {
 	}
 	if j.prefixN > 0 {
 		j.tag = g.tok.Encode("[" + convID(i) + "]")
-		j.prefix = g.walk.take(j.prefixN + slack(j.prefixN))
+		j.prefix = g.walk.Take(j.prefixN + slack(j.prefixN))
 	}
 	pairs := turns / 2
 	j.userN, j.outN = make([]int, pairs), make([]int, pairs)
@@ -247,12 +255,12 @@ func (g *Generator) plan(i int) (*job, error) {
 				fill = max(fill-j.common.tokens, 0)
 			}
 		}
-		j.userWin[t] = g.walk.take(fill + slack(fill))
+		j.userWin[t] = g.walk.Take(fill + slack(fill))
 		if j.outN[t], err = sampleCount(&cfg.OutputTokens, g.rOut, "prompt_output.num_tokens", maxMessageTurns); err != nil {
 			return nil, err
 		}
 		j.outN[t] = max(j.outN[t], 1)
-		j.outWin[t] = g.walk.take(j.outN[t])
+		j.outWin[t] = g.walk.Take(j.outN[t])
 		if t > 0 && cfg.ThinkTime != nil {
 			s := cfg.ThinkTime.Sample(g.rThink)
 			j.think[t] = math.Round(float64(s*1e6)) / 1e3 // ms, to the microsecond
@@ -290,7 +298,7 @@ func (g *Generator) build(j *job) error {
 	if j.prefixN > 0 {
 		win := make([]int, 0, len(j.tag)+len(j.prefix))
 		win = append(append(win, j.tag...), j.prefix...)
-		u, n, err := exactText(tok, "", 0, win, j.prefixN)
+		u, n, err := synth.ExactText(tok, "", 0, win, j.prefixN)
 		if err != nil {
 			return fmt.Errorf("%s: prefix: %w", c.ID, err)
 		}
@@ -303,16 +311,16 @@ func (g *Generator) build(j *job) error {
 			err  error
 		)
 		if t == 0 {
-			text, n, err = exactText(tok, head, headN, j.userWin[0], max(j.userN[0], headN))
+			text, n, err = synth.ExactText(tok, head, headN, j.userWin[0], max(j.userN[0], headN))
 		} else {
-			text, n, err = exactText(tok, "", 0, j.userWin[t], j.userN[t])
+			text, n, err = synth.ExactText(tok, "", 0, j.userWin[t], j.userN[t])
 		}
 		if err != nil {
 			return fmt.Errorf("%s: user message %d: %w", c.ID, t, err)
 		}
 		c.Messages = append(c.Messages,
 			conv.Message{Role: conv.RoleUser, Content: text, Tokens: n, ThinkTimeMs: j.think[t]},
-			conv.Message{Role: conv.RoleAssistant, Content: decodeValid(tok, j.outWin[t]), OutputTokens: j.outN[t]})
+			conv.Message{Role: conv.RoleAssistant, Content: synth.DecodeValid(tok, j.outWin[t]), OutputTokens: j.outN[t]})
 	}
 	j.conv = c
 	return nil

@@ -1,4 +1,9 @@
-package gen
+// Package synth makes text of exact token counts in a chosen tokenizer,
+// cut from an embedded public-domain corpus: the prompts of mtgen's
+// synthetic conversations and of replayed production traces (Blocks:
+// the same block id always gives the same token block, and blocks
+// concatenate without merging tokens).
+package synth
 
 import (
 	"fmt"
@@ -6,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// Tokenizer is what the generator needs from a tokenizer;
+// Tokenizer is what synthesis needs from a tokenizer;
 // tokenize.Tokenizer satisfies it.
 type Tokenizer interface {
 	Encode(text string) []int
@@ -14,9 +19,9 @@ type Tokenizer interface {
 	Count(text string) int
 }
 
-// decodeValid decodes ids and drops the partial UTF-8 sequences a window
+// DecodeValid decodes ids and drops the partial UTF-8 sequences a window
 // can start or end in (a byte-level token may hold part of a character).
-func decodeValid(tok Tokenizer, ids []int) string {
+func DecodeValid(tok Tokenizer, ids []int) string {
 	if len(ids) == 0 {
 		return ""
 	}
@@ -37,7 +42,7 @@ func decodeValid(tok Tokenizer, ids []int) string {
 	return s
 }
 
-// exactText returns head followed by corpus text from win such that the
+// ExactText returns head followed by corpus text from win such that the
 // whole encodes to exactly n tokens, and that count. headTokens is the
 // expected token count of head alone (a starting guess). If head alone
 // already has more than n tokens, it returns head and its count. win must
@@ -48,7 +53,7 @@ func decodeValid(tok Tokenizer, ids []int) string {
 // encodings almost always). If that oscillates (a token boundary that
 // merges differently each way), it trims the text rune by rune, then tries
 // the window shifted by one token.
-func exactText(tok Tokenizer, head string, headTokens int, win []int, n int) (string, int, error) {
+func ExactText(tok Tokenizer, head string, headTokens int, win []int, n int) (string, int, error) {
 	for shift := 0; shift < 8 && shift <= len(win); shift++ {
 		text, c, ok := exactFrom(tok, head, headTokens, win[shift:], n)
 		if ok || c > n && text == head {
@@ -65,7 +70,7 @@ func exactFrom(tok Tokenizer, head string, headTokens int, win []int, n int) (st
 	tried := map[int]int{} // k -> count
 	over := -1             // smallest k seen with count > n
 	for iter := 0; iter < 8; iter++ {
-		text := head + decodeValid(tok, win[:k])
+		text := head + DecodeValid(tok, win[:k])
 		c := tok.Count(text)
 		if c == n {
 			return text, c, true
@@ -87,7 +92,7 @@ func exactFrom(tok Tokenizer, head string, headTokens int, win []int, n int) (st
 		return "", 0, false
 	}
 	// Trim the over-long text rune by rune.
-	body := decodeValid(tok, win[:over])
+	body := DecodeValid(tok, win[:over])
 	for i := 0; i < 64 && body != ""; i++ {
 		_, size := utf8.DecodeLastRuneInString(body)
 		body = body[:len(body)-size]

@@ -1,4 +1,4 @@
-package gen
+package synth
 
 import (
 	"embed"
@@ -31,15 +31,15 @@ func EmbeddedCorpus() string {
 	for _, n := range names {
 		b, err := corpusFS.ReadFile("corpus/" + n)
 		if err == nil {
-			parts = append(parts, cleanText(string(b)))
+			parts = append(parts, CleanText(string(b)))
 		}
 	}
 	return strings.Join(parts, "\n\n")
 }
 
-// loadCorpus reads the text files (or the embedded corpus when there are
+// LoadCorpus reads the text files (or the embedded corpus when there are
 // none) into one text.
-func loadCorpus(files []string) (string, error) {
+func LoadCorpus(files []string) (string, error) {
 	if len(files) == 0 {
 		return EmbeddedCorpus(), nil
 	}
@@ -49,7 +49,7 @@ func loadCorpus(files []string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("text file: %w", err)
 		}
-		if t := cleanText(string(b)); strings.TrimSpace(t) != "" {
+		if t := CleanText(string(b)); strings.TrimSpace(t) != "" {
 			parts = append(parts, t)
 		}
 	}
@@ -59,9 +59,9 @@ func loadCorpus(files []string) (string, error) {
 	return strings.Join(parts, "\n\n"), nil
 }
 
-// cleanText drops a byte-order mark, turns CRLF into LF, replaces invalid
+// CleanText drops a byte-order mark, turns CRLF into LF, replaces invalid
 // UTF-8 and NUL bytes, and trims surrounding blank space.
-func cleanText(s string) string {
+func CleanText(s string) string {
 	s = strings.TrimPrefix(s, "\ufeff")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\x00", "")
@@ -75,25 +75,30 @@ func cleanText(s string) string {
 // demand, so a small run does not encode the whole corpus.
 const chunkBytes = 32 << 10
 
-// source is the corpus as a token stream, encoded chunk by chunk as far as
+// Stream is the corpus as a token stream, encoded chunk by chunk as far as
 // it is read. Chunks end after a blank line where possible.
-type source struct {
+type Stream struct {
 	tok  Tokenizer
 	text string
 	next int   // byte offset of the first chunk not encoded yet
 	ids  []int // tokens of text[:next]
 }
 
-func newSource(tok Tokenizer, text string) *source {
-	return &source{tok: tok, text: text}
+// NewStream returns the token stream of text in tok; nothing is encoded
+// until Ensure asks for it.
+func NewStream(tok Tokenizer, text string) *Stream {
+	return &Stream{tok: tok, text: text}
 }
 
-// done reports whether the whole corpus is encoded.
-func (s *source) done() bool { return s.next >= len(s.text) }
+// IDs returns the tokens encoded so far. The result must not be modified.
+func (s *Stream) IDs() []int { return s.ids }
 
-// ensure encodes chunks until at least n tokens are available or the
+// done reports whether the whole corpus is encoded.
+func (s *Stream) done() bool { return s.next >= len(s.text) }
+
+// Ensure encodes chunks until at least n tokens are available or the
 // corpus is exhausted.
-func (s *source) ensure(n int) {
+func (s *Stream) Ensure(n int) {
 	for len(s.ids) < n && !s.done() {
 		end := s.next + chunkBytes
 		if end >= len(s.text) {
@@ -113,28 +118,32 @@ func (s *source) ensure(n int) {
 	}
 }
 
-// walker hands out disjoint windows of the corpus token stream in order,
+// Walker hands out disjoint windows of the corpus token stream in order,
 // starting over at the beginning only when the rest of the corpus is too
 // short for the next window.
-type walker struct {
-	src   *source
+type Walker struct {
+	// Src is the stream walked.
+	Src   *Stream
 	pos   int
 	wraps int
 }
 
-// take reserves the next n tokens. The result must not be modified.
-func (w *walker) take(n int) []int {
+// Wraps returns how many times the walk started over.
+func (w *Walker) Wraps() int { return w.wraps }
+
+// Take reserves the next n tokens. The result must not be modified.
+func (w *Walker) Take(n int) []int {
 	if n <= 0 {
 		return nil
 	}
-	w.src.ensure(w.pos + n)
-	ids := w.src.ids
+	w.Src.Ensure(w.pos + n)
+	ids := w.Src.ids
 	if w.pos+n <= len(ids) {
 		out := ids[w.pos : w.pos+n : w.pos+n]
 		w.pos += n
 		return out
 	}
-	// The corpus is exhausted (ensure encoded all of it).
+	// The corpus is exhausted (Ensure encoded all of it).
 	total := len(ids)
 	if total == 0 {
 		return nil
