@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/dist"
 	"github.com/mtkit/mtkit/internal/tokenize"
@@ -143,16 +144,7 @@ func commonLen(a, b string) int {
 // tokenizer.json when the fixtures are installed (bash scripts/fixtures.sh).
 func TestTokenExactQwen3(t *testing.T) {
 	t.Parallel()
-	dir := os.Getenv("MTKIT_FIXTURES")
-	if dir == "" {
-		cache := os.Getenv("MTKIT_CACHE")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache", "mtkit")
-		}
-		dir = filepath.Join(cache, "fixtures")
-	}
-	path := filepath.Join(dir, "qwen3", "tokenizer.json")
+	path := filepath.Join(clitest.FixturesDir(), "qwen3", "tokenizer.json")
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("no Qwen3 tokenizer.json fixture (%v); run scripts/fixtures.sh", err)
 	}

@@ -54,9 +54,15 @@ func DecodeValid(tok Tokenizer, ids []int) string {
 // merges differently each way), it trims the text rune by rune, then tries
 // the window shifted by one token.
 func ExactText(tok Tokenizer, head string, headTokens int, win []int, n int) (string, int, error) {
+	return ExactTextTail(tok, head, headTokens, win, n, "")
+}
+
+// ExactTextTail is ExactText with tail appended after the corpus text: the
+// result, head + text + tail, encodes to exactly n tokens.
+func ExactTextTail(tok Tokenizer, head string, headTokens int, win []int, n int, tail string) (string, int, error) {
 	for shift := 0; shift < 8 && shift <= len(win); shift++ {
-		text, c, ok := exactFrom(tok, head, headTokens, win[shift:], n)
-		if ok || c > n && text == head {
+		text, c, ok := exactFrom(tok, head, headTokens, win[shift:], n, tail)
+		if ok || c > n && text == head+tail {
 			return text, c, nil
 		}
 	}
@@ -65,18 +71,18 @@ func ExactText(tok Tokenizer, head string, headTokens int, win []int, n int) (st
 
 // exactFrom is one attempt of exactText on one window. It returns ok, or
 // head with its count when head alone is too long.
-func exactFrom(tok Tokenizer, head string, headTokens int, win []int, n int) (string, int, bool) {
+func exactFrom(tok Tokenizer, head string, headTokens int, win []int, n int, tail string) (string, int, bool) {
 	k := min(max(n-headTokens, 0), len(win))
 	tried := map[int]int{} // k -> count
 	over := -1             // smallest k seen with count > n
 	for iter := 0; iter < 8; iter++ {
-		text := head + DecodeValid(tok, win[:k])
+		text := head + DecodeValid(tok, win[:k]) + tail
 		c := tok.Count(text)
 		if c == n {
 			return text, c, true
 		}
 		if k == 0 && c > n {
-			return head, c, false
+			return head + tail, c, false
 		}
 		tried[k] = c
 		if c > n && (over < 0 || k < over) {
@@ -96,9 +102,9 @@ func exactFrom(tok Tokenizer, head string, headTokens int, win []int, n int) (st
 	for i := 0; i < 64 && body != ""; i++ {
 		_, size := utf8.DecodeLastRuneInString(body)
 		body = body[:len(body)-size]
-		c := tok.Count(head + body)
+		c := tok.Count(head + body + tail)
 		if c == n {
-			return head + body, c, true
+			return head + body + tail, c, true
 		}
 		if c < n {
 			break
