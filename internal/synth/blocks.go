@@ -4,6 +4,8 @@ import (
 	"container/list"
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"unicode"
@@ -181,11 +183,17 @@ func (b *Blocks) cut(id uint64, full string, m int) (string, error) {
 // make builds block id: its tag word, then corpus text from a word start
 // picked by the id, then a newline, Size tokens in all.
 func (b *Blocks) make(id uint64) (string, error) {
+	ct := corpusTokensOf(b.tok, b.text)
+	if len(ct.starts) == 0 {
+		return "", errors.New("synth: the corpus has no word starts")
+	}
+	need := b.size + b.size/8 + 16
 	for attempt := uint64(0); attempt < 8; attempt++ {
 		h := mix64(mix64(b.seed^0x5bd1e9955bd1e995) ^ mix64(id+attempt*0x9e3779b97f4a7c15))
-		head := tagWord(h, min(6, max(1, b.size/4))) + " "
-		win := b.window(h, b.size+b.size/8+16)
-		t, c, err := ExactTextTail(b.tok, head, 4, win, b.size, "\n")
+		head := tagWord(h, min(6, max(1, b.size/4)))
+		// The guess: the tag's tokens and one for the newline (exact when
+		// the pieces do not merge, the common case: one count per block).
+		t, c, err := ExactTextTail(b.tok, head, b.tok.Count(head)+1, ct.window(h, need), b.size, "\n")
 		if err == nil && c == b.size && startsWithLetter(t) {
 			return t, nil
 		}
@@ -193,51 +201,64 @@ func (b *Blocks) make(id uint64) (string, error) {
 	return "", fmt.Errorf("could not make block %d of exactly %d tokens", id, b.size)
 }
 
-// window returns at least n tokens of corpus text starting at a word start
-// chosen by h (the corpus repeated when it is short).
-func (b *Blocks) window(h uint64, n int) []int {
-	text := b.text
-	off := wordStart(text, int(h%uint64(len(text))))
-	nb := n*6 + 64
-	for {
-		end := off + nb
-		var s string
-		if end <= len(text) {
-			for end < len(text) && !utf8.RuneStart(text[end]) {
-				end++
-			}
-			s = text[off:end]
-		} else {
-			var sb strings.Builder
-			sb.WriteString(text[off:])
-			for sb.Len() < nb {
-				sb.WriteString("\n\n")
-				sb.WriteString(text)
-			}
-			s = sb.String()
-		}
-		ids := b.tok.Encode(s)
-		if len(ids) >= n || nb > 64*n+(1<<20) {
-			return ids
-		}
-		nb *= 2
-	}
+// corpusTokens is a corpus encoded once per tokenizer, with the positions
+// of the tokens that start a word (a space then a letter).
+type corpusTokens struct {
+	ids    []int
+	starts []int32
 }
 
-// wordStart returns the first offset at or after off (wrapping to the
-// start) of a letter that follows a space or newline.
-func wordStart(text string, off int) int {
-	for range 2 {
-		for i := off; i < len(text); {
-			r, size := utf8.DecodeRuneInString(text[i:])
-			if unicode.IsLetter(r) && (i == 0 || text[i-1] == ' ' || text[i-1] == '\n') {
-				return i
-			}
-			i += size
-		}
-		off = 0
+// corpora caches the corpusTokens of each (comparable) tokenizer and text.
+var corpora sync.Map // corpusKey -> *corpusEntry
+
+type corpusKey struct {
+	tok  any
+	text string
+}
+
+type corpusEntry struct {
+	once sync.Once
+	ct   *corpusTokens
+}
+
+func corpusTokensOf(tok Tokenizer, text string) *corpusTokens {
+	if !reflect.TypeOf(tok).Comparable() {
+		return encodeCorpus(tok, text)
 	}
-	return 0
+	v, _ := corpora.LoadOrStore(corpusKey{tok, text}, &corpusEntry{})
+	e := v.(*corpusEntry)
+	e.once.Do(func() { e.ct = encodeCorpus(tok, text) })
+	return e.ct
+}
+
+func encodeCorpus(tok Tokenizer, text string) *corpusTokens {
+	s := NewStream(tok, text)
+	s.Ensure(math.MaxInt)
+	ct := &corpusTokens{ids: s.IDs()}
+	for i, id := range ct.ids {
+		t := tok.Decode([]int{id})
+		if len(t) >= 2 && t[0] == ' ' {
+			if r, _ := utf8.DecodeRuneInString(t[1:]); unicode.IsLetter(r) {
+				ct.starts = append(ct.starts, int32(i))
+			}
+		}
+	}
+	return ct
+}
+
+// window returns n tokens of the corpus from the word start picked by h
+// (the corpus repeated when it is short).
+func (ct *corpusTokens) window(h uint64, n int) []int {
+	p := int(ct.starts[h%uint64(len(ct.starts))])
+	if p+n <= len(ct.ids) {
+		return ct.ids[p : p+n : p+n]
+	}
+	out := make([]int, 0, n)
+	out = append(out, ct.ids[p:]...)
+	for len(out) < n {
+		out = append(out, ct.ids[int(ct.starts[0]):]...)
+	}
+	return out[:n]
 }
 
 func startsWithLetter(s string) bool {
