@@ -43,19 +43,28 @@ func testTokenizers(t *testing.T) map[string]tokenize.Tokenizer {
 	return out
 }
 
+// testCorpus is the first 200 KB of the embedded corpus: the properties
+// tested do not depend on its size, and encoding it in four tokenizers
+// is quick.
+var testCorpus = EmbeddedCorpus()[:200_000]
+
 // TestBlockShape checks each block: exactly Size tokens, a letter first, a
 // newline last, the same text for the same id (also from a second Blocks
 // and after eviction) and different texts for different ids.
 func TestBlockShape(t *testing.T) {
 	for name, tok := range testTokenizers(t) {
 		for _, size := range []int{4, 16, 512} {
-			b1, err := NewBlocks(tok, size, 7, 0)
+			b1, err := NewBlocksFrom(tok, size, 7, 0, testCorpus)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b2, _ := NewBlocks(tok, size, 7, 1) // a cache too small for any block
+			b2, _ := NewBlocksFrom(tok, size, 7, 1, testCorpus) // a cache too small for any block
 			seen := map[string]uint64{}
-			for id := range uint64(20) {
+			nids := uint64(20)
+			if size > 100 {
+				nids = 6
+			}
+			for id := range nids {
 				id := id * 7919
 				s1, err := b1.Block(id)
 				if err != nil {
@@ -94,7 +103,7 @@ func TestBlockShape(t *testing.T) {
 func TestPromptConcatenation(t *testing.T) {
 	for name, tok := range testTokenizers(t) {
 		for _, size := range []int{16, 64} {
-			b, err := NewBlocks(tok, size, 42, 0)
+			b, err := NewBlocksFrom(tok, size, 42, 0, testCorpus)
 			if err != nil {
 				t.Fatal(err)
 			}
