@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 
@@ -21,11 +22,13 @@ const MooncakeBlockSize = 512
 
 func init() {
 	Register(Format{
-		Name:   "mooncake",
-		Doc:    "Mooncake trace JSONL: timestamp (ms), input_length, output_length, hash_ids (512-token blocks)",
-		Timed:  true,
-		Detect: func(_ string, head []byte) bool { return firstLineHas(head, "hash_ids", "input_length") && !firstLineHas(head, "chat_id") },
-		Open:   openMooncake,
+		Name:  "mooncake",
+		Doc:   "Mooncake trace JSONL: timestamp (ms), input_length, output_length, hash_ids (512-token blocks)",
+		Timed: true,
+		Detect: func(_ string, head []byte) bool {
+			return firstLineHas(head, "hash_ids", "input_length") && !firstLineHas(head, "chat_id")
+		},
+		Open: openMooncake,
 	})
 }
 
@@ -40,25 +43,16 @@ type mooncakeLine struct {
 // openMooncake reads a Mooncake trace: one request per line, each its own
 // session. Every request's prompt is its hash ids' blocks.
 func openMooncake(r io.Reader, name string, o Options) (Source, error) {
-	lines := jsonl.NewLines(r)
 	var sessions []traceSession
-	for {
-		b, n, err := lines.Next()
-		if errors.Is(err, io.EOF) {
-			break
+	err := eachJSONLine(r, name, func(n int, m *mooncakeLine) error {
+		req, err := traceLine(jsonFields, n, m.Timestamp, 1, m.InputLength, m.OutputLength, m.HashIDs, MooncakeBlockSize)
+		if err == nil {
+			sessions = append(sessions, traceSession{id: "line-" + strconv.Itoa(n), reqs: []traceRequest{req}})
 		}
-		if err != nil {
-			return nil, &jsonl.Error{File: name, Line: n, Err: err}
-		}
-		var m mooncakeLine
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, &jsonl.Error{File: name, Line: n, Err: jsonl.FieldError(err)}
-		}
-		req, err := traceLine(n, m.Timestamp, 1, m.InputLength, m.OutputLength, m.HashIDs, MooncakeBlockSize)
-		if err != nil {
-			return nil, &jsonl.Error{File: name, Line: n, Err: err}
-		}
-		sessions = append(sessions, traceSession{id: "line-" + strconv.Itoa(n), reqs: []traceRequest{req}})
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return newTraceSource("mooncake", name, sessions, MooncakeBlockSize, o)
 }
@@ -86,27 +80,33 @@ type traceSession struct {
 	extra map[string]any // metadata of the format
 }
 
+// traceFields names a format's fields in errors.
+type traceFields struct{ timestamp, input, output string }
+
+// jsonFields are the field names of the JSONL traces.
+var jsonFields = traceFields{"timestamp", "input_length", "output_length"}
+
 // traceLine checks the fields of one trace request: the timestamp (in
 // units of scale ms), the lengths and, when blockSize > 0, the hash ids,
 // which must hold input_length: (len-1)*blockSize < input_length <=
 // len*blockSize. Errors are "field: problem".
-func traceLine(line int, ts *float64, scale float64, in, out *int, hashIDs *[]int64, blockSize int) (traceRequest, error) {
+func traceLine(f traceFields, line int, ts *float64, scale float64, in, out *int, hashIDs *[]int64, blockSize int) (traceRequest, error) {
 	req := traceRequest{line: line}
 	switch {
 	case ts == nil:
-		return req, errors.New("timestamp: missing")
-	case *ts < 0:
-		return req, fmt.Errorf("timestamp: %g is negative", *ts)
+		return req, fmt.Errorf("%s: missing", f.timestamp)
+	case *ts < 0 || math.IsNaN(*ts) || math.IsInf(*ts, 0):
+		return req, fmt.Errorf("%s: %g is not a time", f.timestamp, *ts)
 	case in == nil:
-		return req, errors.New("input_length: missing")
+		return req, fmt.Errorf("%s: missing", f.input)
 	case *in < 1:
-		return req, fmt.Errorf("input_length: %d: a prompt needs at least one token", *in)
+		return req, fmt.Errorf("%s: %d: a prompt needs at least one token", f.input, *in)
 	case *in > maxTraceTokens:
-		return req, fmt.Errorf("input_length: %d is more than the limit %d", *in, maxTraceTokens)
+		return req, fmt.Errorf("%s: %d is more than the limit %d", f.input, *in, maxTraceTokens)
 	case out == nil:
-		return req, errors.New("output_length: missing")
+		return req, fmt.Errorf("%s: missing", f.output)
 	case *out < 0:
-		return req, fmt.Errorf("output_length: %d is negative", *out)
+		return req, fmt.Errorf("%s: %d is negative", f.output, *out)
 	}
 	req.ms, req.in, req.out = *ts*scale, *in, *out
 	if blockSize == 0 {
@@ -118,7 +118,7 @@ func traceLine(line int, ts *float64, scale float64, in, out *int, hashIDs *[]in
 	}
 	ids := *hashIDs
 	if k := len(ids); *in > k*blockSize || *in <= (k-1)*blockSize {
-		return req, fmt.Errorf("hash_ids: %d blocks of %d tokens do not hold input_length %d (want %d blocks)", k, blockSize, *in, (*in+blockSize-1)/blockSize)
+		return req, fmt.Errorf("hash_ids: %d blocks of %d tokens do not hold %s %d (want %d blocks)", k, blockSize, f.input, *in, (*in+blockSize-1)/blockSize)
 	}
 	req.hashIDs = make([]uint64, len(ids))
 	for i, id := range ids {
@@ -231,6 +231,39 @@ func (s *traceSource) Next() (conv.Conversation, bool) {
 
 func (s *traceSource) Err() error   { return s.err }
 func (s *traceSource) Close() error { return nil }
+
+// eachJSONLine calls f with each non-blank line of r, decoded, and its
+// number; an error comes back as file:line: field: problem.
+func eachJSONLine[T any](r io.Reader, name string, f func(line int, m *T) error) error {
+	lines := jsonl.NewLines(r)
+	for {
+		b, n, err := lines.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err == nil {
+			var m T
+			if err = decodeTraceLine(b, &m); err == nil {
+				err = f(n, &m)
+			}
+		}
+		if err != nil {
+			return &jsonl.Error{File: name, Line: n, Err: err}
+		}
+	}
+}
+
+// decodeTraceLine decodes one JSON line of a trace into v; errors are
+// "field: problem".
+func decodeTraceLine(b []byte, v any) error {
+	if b[0] != '{' {
+		return errors.New("request: not a JSON object")
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return jsonl.FieldError(err)
+	}
+	return nil
+}
 
 // firstLineHas reports whether the first line of head is a JSON object
 // with every key of keys.

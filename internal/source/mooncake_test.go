@@ -1,0 +1,201 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/tokenize"
+)
+
+const mooncakeFixture = "testdata/traces/mooncake_conversation_head300.jsonl"
+
+// headLines returns the first n lines of a file.
+func headLines(t testing.TB, path string, n int) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	sc := bufio.NewScanner(f)
+	for i := 0; i < n && sc.Scan(); i++ {
+		b.Write(sc.Bytes())
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// drain reads every session of the format named format from data.
+func drain(t testing.TB, format string, data []byte, o Options) ([]conv.Conversation, error) {
+	t.Helper()
+	f, ok := Lookup(format)
+	if !ok {
+		t.Fatalf("format %q not registered", format)
+	}
+	s, err := f.Open(bytes.NewReader(data), "t.in", o)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	var out []conv.Conversation
+	for {
+		c, ok := s.Next()
+		if !ok {
+			break
+		}
+		out = append(out, c)
+	}
+	return out, s.Err()
+}
+
+// TestMooncake reads the first 40 requests of the real Mooncake trace:
+// one session per request, in order, each user message exactly
+// input_length tokens, timestamps relative to the first request, and
+// max tokens from output_length.
+func TestMooncake(t *testing.T) {
+	data := headLines(t, mooncakeFixture, 40)
+	convs, err := drain(t, "mooncake", data, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _ := tokenize.Load("")
+	var want []mooncakeLine
+	for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var m mooncakeLine
+		json.Unmarshal(l, &m)
+		want = append(want, m)
+	}
+	if len(convs) != len(want) {
+		t.Fatalf("%d sessions, want %d", len(convs), len(want))
+	}
+	for i, c := range convs {
+		w := want[i]
+		if err := c.Validate(); err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+		if c.History != conv.HistoryNone || len(c.Messages) != 2 || c.Meta["line"] != i+1 {
+			t.Fatalf("session %d: history %q, %d messages, meta %v", i, c.History, len(c.Messages), c.Meta)
+		}
+		u, a := c.Messages[0], c.Messages[1]
+		if u.Tokens != *w.InputLength || tok.Count(u.Content) != *w.InputLength {
+			t.Errorf("line %d: tokens %d, counted %d, want %d", i+1, u.Tokens, tok.Count(u.Content), *w.InputLength)
+		}
+		if *u.TimestampMs != *w.Timestamp-*want[0].Timestamp {
+			t.Errorf("line %d: timestamp_ms %g, want %g", i+1, *u.TimestampMs, *w.Timestamp)
+		}
+		if a.Role != conv.RoleAssistant || a.OutputTokens != max(*w.OutputLength, 1) || a.Content != "" {
+			t.Errorf("line %d: answer %+v", i+1, a)
+		}
+	}
+	// The same input and seed give the same prompts; another seed others.
+	again, _ := drain(t, "mooncake", data[:bytes.IndexByte(data, '\n')+1], Options{Seed: 1})
+	other, _ := drain(t, "mooncake", data[:bytes.IndexByte(data, '\n')+1], Options{Seed: 2})
+	if again[0].Messages[0].Content != convs[0].Messages[0].Content || other[0].Messages[0].Content == convs[0].Messages[0].Content {
+		t.Error("prompts do not follow the seed")
+	}
+}
+
+// TestTraceOrder checks that sessions come out by first timestamp (stable
+// for ties) when the file is not in order, with timestamps relative to
+// the earliest request.
+func TestTraceOrder(t *testing.T) {
+	in := `{"timestamp": 5000, "input_length": 3, "output_length": 2, "hash_ids": [1]}
+{"timestamp": 1000, "input_length": 4, "output_length": 2, "hash_ids": [2]}
+{"timestamp": 3000, "input_length": 5, "output_length": 2, "hash_ids": [3]}
+{"timestamp": 1000, "input_length": 6, "output_length": 0, "hash_ids": [4]}
+`
+	convs, err := drain(t, "mooncake", []byte(in), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range convs {
+		got = append(got, c.ID+"@"+jsonNum(*c.Messages[0].TimestampMs))
+	}
+	if want := "line-2@0 line-4@0 line-3@2000 line-1@4000"; strings.Join(got, " ") != want {
+		t.Errorf("order %v, want %s", got, want)
+	}
+	if convs[1].Messages[1].OutputTokens != 1 {
+		t.Errorf("output_length 0 asks for %d tokens, want 1", convs[1].Messages[1].OutputTokens)
+	}
+}
+
+func jsonNum(f float64) string { b, _ := json.Marshal(f); return string(b) }
+
+// TestMooncakeErrors checks that bad input is reported as file:line:
+// field: problem.
+func TestMooncakeErrors(t *testing.T) {
+	ok := `{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}` + "\n"
+	for _, tc := range []struct{ line, want string }{
+		{`{"input_length": 1, "output_length": 1, "hash_ids": [0]}`, "t.in:2: timestamp: missing"},
+		{`{"timestamp": -1, "input_length": 1, "output_length": 1, "hash_ids": [0]}`, "t.in:2: timestamp: -1 is not a time"},
+		{`{"timestamp": 1, "output_length": 1, "hash_ids": [0]}`, "t.in:2: input_length: missing"},
+		{`{"timestamp": 1, "input_length": 0, "output_length": 1, "hash_ids": []}`, "t.in:2: input_length: 0: a prompt needs at least one token"},
+		{`{"timestamp": 1, "input_length": 1, "hash_ids": [0]}`, "t.in:2: output_length: missing"},
+		{`{"timestamp": 1, "input_length": 1, "output_length": -2, "hash_ids": [0]}`, "t.in:2: output_length: -2 is negative"},
+		{`{"timestamp": 1, "input_length": 1, "output_length": 1}`, "t.in:2: hash_ids: missing"},
+		{`{"timestamp": 1, "input_length": 513, "output_length": 1, "hash_ids": [0]}`, "t.in:2: hash_ids: 1 blocks of 512 tokens do not hold input_length 513 (want 2 blocks)"},
+		{`{"timestamp": 1, "input_length": 512, "output_length": 1, "hash_ids": [0, 1]}`, "t.in:2: hash_ids: 2 blocks of 512 tokens do not hold input_length 512 (want 1 blocks)"},
+		{`{"timestamp": 1, "input_length": 5, "output_length": 1, "hash_ids": [-3]}`, "t.in:2: hash_ids[0]: -3 is negative"},
+		{`{"timestamp": "x", "input_length": 5, "output_length": 1, "hash_ids": [3]}`, "t.in:2: timestamp: expected float64, got JSON string"},
+		{`{"timestamp": 1, "input_length": 5, "output_length": 1, "hash_ids": [3.5]}`, "t.in:2: hash_ids: expected int64, got JSON number 3.5"},
+		{`{"timestamp": 1,`, "t.in:2: invalid JSON"},
+		{`[1]`, "t.in:2: request: not a JSON object"},
+	} {
+		_, err := drain(t, "mooncake", []byte(ok+tc.line+"\n"), Options{})
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s:\n got %v\nwant %s", tc.line, err, tc.want)
+		}
+	}
+}
+
+// TestTraceDetect checks each trace format's detection on its fixture's
+// head, and that no other trace format claims it.
+func TestTraceDetect(t *testing.T) {
+	files := map[string]string{
+		"mooncake": mooncakeFixture,
+		"azure":    azureFixture,
+		"bailian":  bailianFixture,
+		"burstgpt": burstFixture,
+	}
+	for format, path := range files {
+		head := headLines(t, path, 5)
+		for other := range files {
+			f, _ := Lookup(other)
+			if got := f.Detect(path, head); got != (other == format) {
+				t.Errorf("%s detects %s: %v", other, path, got)
+			}
+		}
+		conversation := []byte(`{"id": "a", "messages": [{"role": "user", "content": "hi"}]}` + "\n")
+		if f, _ := Lookup(format); f.Detect("c.jsonl", conversation) {
+			t.Errorf("%s detects a conversation file", format)
+		}
+	}
+}
+
+// traceErrRE is the shape of every trace error: file:line: field: problem.
+var traceErrRE = regexp.MustCompile(`^t\.in:\d+: [A-Za-z_ \[\]0-9]+: `)
+
+// fuzzTrace opens data in format with small limits and drains it: no
+// panic, and an error is file:line: field: problem.
+func fuzzTrace(t *testing.T, format string, data []byte) {
+	defer func(n int) { maxTraceTokens = n }(maxTraceTokens)
+	maxTraceTokens = 2048
+	_, err := drain(t, format, data, Options{})
+	if err != nil && !traceErrRE.MatchString(err.Error()) {
+		t.Fatalf("error not file:line: field: problem: %v", err)
+	}
+}
+
+func FuzzMooncake(f *testing.F) {
+	f.Add(headLines(f, mooncakeFixture, 2))
+	f.Add([]byte(`{"timestamp": 1, "input_length": 5, "output_length": 1, "hash_ids": [3]}` + "\n" + `{"timestamp": 0}`))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzTrace(t, "mooncake", data) })
+}
