@@ -62,8 +62,13 @@ func (s *session) next(o *Options) (turnSpec, bool) {
 	for s.pos < len(msgs) && msgs[s.pos].Role != conv.RoleUser && msgs[s.pos].Role != conv.RoleTool {
 		// System messages, and dataset answers that have no user turn of
 		// theirs (a conversation that starts with the assistant, or two
-		// answers in a row), are context.
-		s.push(msgs[s.pos], o)
+		// answers in a row), are context; with history "none" only the
+		// system messages are.
+		if s.src.History == conv.HistoryNone && msgs[s.pos].Role != conv.RoleSystem {
+			s.transcript = append(s.transcript, wire(msgs[s.pos]))
+		} else {
+			s.push(msgs[s.pos], o)
+		}
 		s.pos++
 	}
 	if s.pos >= len(msgs) || (o.MaxTurns > 0 && s.turn >= o.MaxTurns) {
@@ -113,14 +118,21 @@ func (s *session) push(m conv.Message, o *Options) {
 
 // consume marks the current user turn as sent, successfully or not. On
 // success the user message and the model's answer join the history; on
-// failure the history stays at the last successful context.
+// failure the history stays at the last successful context. With history
+// "none" (each user message a whole prompt, as in traces) nothing joins
+// it: every turn sends the system messages and its own message only.
 func (s *session) consume(t turnSpec, answer *conv.Message, o *Options) {
 	s.pos += 1 + len(t.more)
 	if t.reference != nil {
 		s.pos++
 	}
 	s.turn++
-	if answer != nil {
+	if answer != nil && s.src.History == conv.HistoryNone {
+		for _, m := range t.input() {
+			s.transcript = append(s.transcript, wire(m))
+		}
+		s.transcript = append(s.transcript, wire(*answer))
+	} else if answer != nil {
 		for _, m := range t.input() {
 			s.push(m, o)
 		}

@@ -27,7 +27,9 @@ const DefaultCacheBytes = 64 << 20
 // newline, and no pre-tokenizer piece of the GPT-2, cl100k, o200k,
 // Llama 3 or Qwen patterns spans a newline followed by a letter, so the
 // tokens of a concatenation are the blocks' tokens in order (tested over
-// random sequences in the real tokenizers).
+// random sequences in the real tokenizers). A prompt also keeps its count
+// after a newline (a chat template's "user\n") and before punctuation
+// (a template's "<|im_end|>" in a tokenizer where it is plain text).
 //
 // Blocks are made lazily, when first asked for, and kept in an LRU cache
 // bounded in bytes; an evicted block is made again, identically, from its
@@ -170,10 +172,25 @@ func (b *Blocks) join(ids []uint64, n int, get func(uint64) (string, error)) (st
 	return sb.String(), nil
 }
 
-// cut returns the first m tokens (m < Size) of block id, whose text is
-// full, as a text of exactly m tokens, starting as the block starts.
+// cut returns the start of block id, whose text is full, as a text of
+// exactly m tokens (m < Size) that, like a whole block, ends with a
+// newline (or, for m = 1, is the tag's first token, letters): so
+// punctuation after a prompt (a chat template's "<|im_end|>" where that
+// is not a special token) does not merge with its end.
 func (b *Blocks) cut(id uint64, full string, m int) (string, error) {
-	t, _, err := ExactText(b.tok, "", 0, b.tok.Encode(full), m)
+	ids := b.tok.Encode(full)
+	var (
+		t   string
+		err error
+	)
+	if m == 1 {
+		t = b.tok.Decode(ids[:1])
+	} else {
+		t, _, err = ExactTextTail(b.tok, "", 1, ids, m, "\n")
+	}
+	if err == nil && (!startsWithLetter(t) || b.tok.Count(t) != m) {
+		err = fmt.Errorf("the cut %q does not start with a letter", t)
+	}
 	if err != nil {
 		return "", fmt.Errorf("block %d cut to %d tokens: %w", id, m, err)
 	}
