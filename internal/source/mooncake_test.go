@@ -3,11 +3,14 @@ package source
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/tokenize"
@@ -198,4 +201,58 @@ func FuzzMooncake(f *testing.F) {
 	f.Add(headLines(f, mooncakeFixture, 2))
 	f.Add([]byte(`{"timestamp": 1, "input_length": 5, "output_length": 1, "hash_ids": [3]}` + "\n" + `{"timestamp": 0}`))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzTrace(t, "mooncake", data) })
+}
+
+// TestTraceScale measures a whole trace, read lazily: set
+// MTKIT_TRACE_FILE (and MTKIT_TRACE_FORMAT, default mooncake), e.g. to
+// Mooncake's FAST25-release/traces/conversation_trace.jsonl (12,031
+// requests). It reports the time, the peak RSS and the block cache.
+func TestTraceScale(t *testing.T) {
+	path := os.Getenv("MTKIT_TRACE_FILE")
+	if path == "" {
+		t.Skip("set MTKIT_TRACE_FILE to a trace file")
+	}
+	format := cmp.Or(os.Getenv("MTKIT_TRACE_FORMAT"), "mooncake")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	start := time.Now()
+	fm, _ := Lookup(format)
+	s, err := fm.Open(f, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := time.Since(start)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	heapOpen := ms.HeapAlloc
+	n, turns, bytes := 0, 0, 0
+	for {
+		c, ok := s.Next()
+		if !ok {
+			break
+		}
+		n++
+		for _, m := range c.Messages {
+			if m.Role == conv.RoleUser {
+				turns++
+				bytes += len(m.Content)
+			}
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	status, _ := os.ReadFile("/proc/self/status")
+	var hwm string
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			hwm = strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
+		}
+	}
+	st := s.(*traceSource).blocks.Stats()
+	t.Logf("%s: %d sessions, %d requests, %.1f MB of prompts; open (parse, sort) %v with %.1f MB heap; all %v; peak RSS %s; blocks made %d, cache hits %d, evicted %d, cached %.1f MB",
+		format, n, turns, float64(bytes)/1e6, opened.Round(time.Millisecond), float64(heapOpen)/1e6, time.Since(start).Round(time.Millisecond), hwm, st.Made, st.Hits, st.Evicted, float64(st.CachedBytes)/1e6)
 }
