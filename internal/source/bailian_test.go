@@ -115,6 +115,11 @@ func TestBailianChains(t *testing.T) {
 	if at := *convs[0].Messages[4].TimestampMs; at != 8000 {
 		t.Errorf("third turn at %g ms, want 8000", at)
 	}
+	// Seconds with three decimals are whole milliseconds, not 61113.99999.
+	one, err := drain(t, "bailian", []byte(line(1, -1, 0)+"\n"+line(2, 1, 61.114)), Options{})
+	if err != nil || *one[0].Messages[2].TimestampMs != 61114 {
+		t.Errorf("61.114 s after the first request: %v ms (%v)", *one[0].Messages[2].TimestampMs, err)
+	}
 	for _, tc := range []struct{ in, want string }{
 		{line(1, -1, 1) + "\n" + line(1, -1, 2), "t.in:2: chat_id: 1 is also on line 1"},
 		{line(1, 1, 1), "t.in:1: parent_chat_id: 1 is the request's own chat_id"},

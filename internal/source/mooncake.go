@@ -109,6 +109,9 @@ func traceLine(f traceFields, line int, ts *float64, scale float64, in, out *int
 		return req, fmt.Errorf("%s: %d is negative", f.output, *out)
 	}
 	req.ms, req.in, req.out = *ts*scale, *in, *out
+	if scale != 1 {
+		req.ms = math.Round(req.ms*1e3) / 1e3 // to the microsecond: 61.114 s is 61114 ms
+	}
 	if blockSize == 0 {
 		req.unique = true
 		return req, nil
@@ -219,7 +222,7 @@ func (s *traceSource) Next() (conv.Conversation, bool) {
 			s.err = &jsonl.Error{File: s.name, Line: r.line, Err: fmt.Errorf("input_length: %w", err)}
 			return conv.Conversation{}, false
 		}
-		at := r.ms - s.first
+		at := math.Round((r.ms-s.first)*1e3) / 1e3 // to the microsecond
 		c.Messages = append(c.Messages,
 			conv.Message{Role: conv.RoleUser, Content: text, Tokens: r.in, TimestampMs: &at},
 			conv.Message{Role: conv.RoleAssistant, OutputTokens: max(r.out, 1)})
