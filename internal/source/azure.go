@@ -3,7 +3,6 @@ package source
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 )
 
@@ -35,6 +34,7 @@ func openAzure(r io.Reader, name string, o Options) (Source, error) {
 		return nil, err
 	}
 	var sessions []traceSession
+	var arena reqArena
 	err = t.each(func(line int, rec []string) error {
 		ms, err := azureTime(t.get(rec, azureFields.timestamp))
 		if err != nil {
@@ -50,7 +50,7 @@ func openAzure(r io.Reader, name string, o Options) (Source, error) {
 		}
 		req, err := traceLine(azureFields, line, &ms, 1, in, out, nil, 0)
 		if err == nil {
-			sessions = append(sessions, traceSession{id: "line-" + strconv.Itoa(line), reqs: []traceRequest{req}})
+			sessions = append(sessions, traceSession{reqs: arena.one(req)})
 		}
 		return err
 	})

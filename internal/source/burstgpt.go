@@ -41,6 +41,8 @@ func openBurstGPT(r io.Reader, name string, o Options) (Source, error) {
 	}
 	var sessions []traceSession
 	bySession := map[string]int{}
+	shared := map[[2]string]map[string]any{}
+	var arena reqArena
 	err = t.each(func(line int, rec []string) error {
 		ts, in, out, err := t.numbers(rec, burstFields)
 		if err != nil {
@@ -54,26 +56,47 @@ func openBurstGPT(r io.Reader, name string, o Options) (Source, error) {
 		i, ok := bySession[sid]
 		if !ok || sid == "" {
 			i = len(sessions)
-			ts := traceSession{id: "line-" + strconv.Itoa(line), extra: map[string]any{}}
+			model, logType := t.get(rec, "Model"), t.get(rec, "Log Type")
+			var ts traceSession
 			if sid != "" {
 				ts.id = "session-" + sid
+				ts.extra = burstMeta(model, logType)
 				ts.extra["session_id"] = sid
 				bySession[sid] = i
-			}
-			for _, k := range []string{"Model", "Log Type"} {
-				if v := t.get(rec, k); v != "" {
-					ts.extra[strings.ToLower(strings.ReplaceAll(k, " ", "_"))] = v
+			} else {
+				// One map per (model, log type), shared by the rows
+				// without a session: a 5-million-row file holds a few.
+				key := [2]string{model, logType}
+				if shared[key] == nil {
+					shared[key] = burstMeta(model, logType)
 				}
+				ts.extra = shared[key]
 			}
 			sessions = append(sessions, ts)
 		}
-		sessions[i].reqs = append(sessions[i].reqs, req)
+		if sessions[i].reqs == nil {
+			sessions[i].reqs = arena.one(req)
+		} else {
+			sessions[i].reqs = append(sessions[i].reqs, req)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return newTraceSource("burstgpt", name, sessions, 0, o)
+}
+
+// burstMeta is the metadata of a BurstGPT session.
+func burstMeta(model, logType string) map[string]any {
+	m := map[string]any{}
+	if model != "" {
+		m["model"] = model
+	}
+	if logType != "" {
+		m["log_type"] = logType
+	}
+	return m
 }
 
 // The CSV reading below is shared with azure.go.

@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,10 +45,11 @@ type mooncakeLine struct {
 // session. Every request's prompt is its hash ids' blocks.
 func openMooncake(r io.Reader, name string, o Options) (Source, error) {
 	var sessions []traceSession
+	var arena reqArena
 	err := eachJSONLine(r, name, func(n int, m *mooncakeLine) error {
 		req, err := traceLine(jsonFields, n, m.Timestamp, 1, m.InputLength, m.OutputLength, m.HashIDs, MooncakeBlockSize)
 		if err == nil {
-			sessions = append(sessions, traceSession{id: "line-" + strconv.Itoa(n), reqs: []traceRequest{req}})
+			sessions = append(sessions, traceSession{reqs: arena.one(req)})
 		}
 		return err
 	})
@@ -75,9 +77,9 @@ type traceRequest struct {
 
 // traceSession is the requests of one session, in the order sent.
 type traceSession struct {
-	id    string
+	id    string // "": "line-N", N the line of the first request
 	reqs  []traceRequest
-	extra map[string]any // metadata of the format
+	extra map[string]any // metadata of the format (read only: may be shared)
 }
 
 // traceFields names a format's fields in errors.
@@ -131,6 +133,20 @@ func traceLine(f traceFields, line int, ts *float64, scale float64, in, out *int
 		req.hashIDs[i] = uint64(id)
 	}
 	return req, nil
+}
+
+// reqArena allocates the one-request slices of sessions in chunks (a
+// trace of millions of rows would otherwise make millions of small
+// allocations). Appending to such a slice copies it (its capacity is 1).
+type reqArena struct{ buf []traceRequest }
+
+func (a *reqArena) one(r traceRequest) []traceRequest {
+	if len(a.buf) == cap(a.buf) {
+		a.buf = make([]traceRequest, 0, 4096)
+	}
+	a.buf = append(a.buf, r)
+	n := len(a.buf)
+	return a.buf[n-1 : n : n]
 }
 
 // traceSource yields the sessions of a parsed trace in the order of their
@@ -200,7 +216,7 @@ func (s *traceSource) Next() (conv.Conversation, bool) {
 	}
 	ts := &s.sessions[s.i]
 	c := conv.Conversation{
-		ID:       ts.id,
+		ID:       cmp.Or(ts.id, "line-"+strconv.Itoa(ts.reqs[0].line)),
 		History:  conv.HistoryNone,
 		Messages: make([]conv.Message, 0, 2*len(ts.reqs)),
 		Meta:     map[string]any{"trace": s.format, "line": ts.reqs[0].line, "tokenizer": s.tokName},
