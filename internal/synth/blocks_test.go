@@ -147,7 +147,7 @@ func TestPromptConcatenation(t *testing.T) {
 // their first j*Size tokens, whatever follows.
 func TestPromptPrefix(t *testing.T) {
 	tok, _ := tokenize.Load("")
-	b, _ := NewBlocks(tok, 32, 3, 0)
+	b, _ := NewBlocksFrom(tok, 32, 3, 0, testCorpus)
 	a, _ := b.Prompt([]uint64{5, 6, 7, 8}, 4*32-5)
 	c, _ := b.Prompt([]uint64{5, 6, 9}, 3*32)
 	ta, tc := tok.Encode(a), tok.Encode(c)
@@ -164,7 +164,7 @@ func TestPromptPrefix(t *testing.T) {
 // budget, blocks are evicted, and a block made again is identical.
 func TestBlocksCacheBound(t *testing.T) {
 	tok, _ := tokenize.Load("")
-	b, _ := NewBlocks(tok, 64, 1, 4096)
+	b, _ := NewBlocksFrom(tok, 64, 1, 4096, testCorpus)
 	first, _ := b.Block(0)
 	for id := uint64(1); id < 50; id++ {
 		if _, err := b.Block(id); err != nil {
@@ -190,7 +190,7 @@ func TestBlocksCacheBound(t *testing.T) {
 
 func TestPromptErrors(t *testing.T) {
 	tok, _ := tokenize.Load("")
-	b, _ := NewBlocks(tok, 16, 1, 0)
+	b, _ := NewBlocksFrom(tok, 16, 1, 0, testCorpus)
 	for _, tc := range []struct {
 		ids []uint64
 		n   int
@@ -211,7 +211,7 @@ func TestPromptErrors(t *testing.T) {
 // keys sharing a first block.
 func TestUnique(t *testing.T) {
 	tok, _ := tokenize.Load("")
-	b, _ := NewBlocks(tok, 512, 9, 0)
+	b, _ := NewBlocksFrom(tok, 512, 9, 0, testCorpus)
 	firsts := map[string]bool{}
 	for key, n := range []int{1, 5, 511, 512, 513, 1500} {
 		p, err := b.Unique(uint64(key), n)
