@@ -3,12 +3,15 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/source"
 )
@@ -95,18 +98,10 @@ const (
 // long prefixes: the first requests sharing at least two 512-token blocks
 // with an earlier one, and those earlier ones) are read by the mooncake
 // format, replayed one at a time against the simulator with a prefix
-// cache large enough never to evict, and checked request by request:
-//
-//   - prompt_tokens == input_length + 22, the chat template's overhead
-//     (chatTemplateOverhead), exactly;
-//   - cached_tokens == the prefix the hash ids imply: the longest run of
-//     leading hash ids shared with any earlier request, times 512 tokens,
-//     plus the 8 template tokens before the content, rounded down to the
-//     simulator's 16-token cache blocks and capped below the prompt's
-//     last token (vLLM always computes the last token). It is exact when
-//     the shared blocks are whole in both requests; when a shared block
-//     is the cut last block of one of them, the cut text's tokens may end
-//     differently, and the match may be one cache block shorter.
+// cache large enough never to evict, and checked request by request
+// (replayTraceOnSim): prompt_tokens == input_length + 22, the chat
+// template's overhead, and cached_tokens == the prefix the hash ids
+// imply (512-token blocks), exactly where the shared blocks are whole.
 func TestMooncakeOnSimulator(t *testing.T) {
 	t.Parallel()
 	data, err := os.ReadFile("../source/testdata/traces/mooncake_conversation_head300.jsonl")
@@ -160,9 +155,101 @@ func TestMooncakeOnSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var sent []traceReq
+	for _, r := range excerpt {
+		sent = append(sent, traceReq{r.InputLength, r.HashIDs})
+	}
+	hits, exact := replayTraceOnSim(t, src, 512, func(r *record.Record) traceReq {
+		// Session "line-N" is line N of the excerpt.
+		j, err := strconv.Atoi(strings.TrimPrefix(r.ConversationID, "line-"))
+		if err != nil || j < 1 || j > len(excerpt) {
+			t.Fatalf("record of %q", r.ConversationID)
+		}
+		return sent[j-1]
+	}, len(excerpt))
+	if hits < 14 || exact < 7 {
+		t.Errorf("only %d requests with a shared prefix (%d exact): the excerpt does not test the cache", hits, exact)
+	}
+}
+
+// TestBailianOnSimulator is TestMooncakeOnSimulator for the sessions of
+// the (constructed) Bailian trace: 16-token blocks, each turn a whole
+// prompt whose hash ids hold the earlier turns, sent in order with
+// history "none". A turn's cached prefix is the earlier turn's whole
+// blocks (and the system prompt every session shares).
+func TestBailianOnSimulator(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../source/testdata/traces/bailian_constructed.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The turns of each session, by root chat id, in time order (the
+	// file is in time order).
+	root := map[int64]int64{}
+	turns := map[string][]traceReq{}
+	for _, b := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var l struct {
+			ChatID       int64   `json:"chat_id"`
+			ParentChatID int64   `json:"parent_chat_id"`
+			InputLength  int     `json:"input_length"`
+			HashIDs      []int64 `json:"hash_ids"`
+		}
+		if err := json.Unmarshal(b, &l); err != nil {
+			t.Fatal(err)
+		}
+		root[l.ChatID] = l.ChatID
+		if l.ParentChatID != -1 {
+			root[l.ChatID] = root[l.ParentChatID]
+		}
+		id := "chat-" + strconv.FormatInt(root[l.ChatID], 10)
+		turns[id] = append(turns[id], traceReq{l.InputLength, l.HashIDs})
+	}
+	f, _ := source.Lookup("bailian")
+	src, err := f.Open(bytes.NewReader(data), "bailian.jsonl", source.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := bytes.Count(bytes.TrimSpace(data), []byte("\n")) + 1
+	hits, _ := replayTraceOnSim(t, src, 16, func(r *record.Record) traceReq {
+		ts := turns[r.ConversationID]
+		if r.Turn < 0 || r.Turn >= len(ts) {
+			t.Fatalf("record of %s turn %d", r.ConversationID, r.Turn)
+		}
+		return ts[r.Turn]
+	}, n)
+	if hits < n-1 {
+		t.Errorf("%d of %d requests with a shared prefix", hits, n)
+	}
+}
+
+// traceReq is one request of a trace: its input length and hash ids.
+type traceReq struct {
+	in  int
+	ids []int64
+}
+
+// replayTraceOnSim replays src one request at a time against the
+// simulator (cache large enough never to evict; answers of 4 tokens: the
+// test is about prompts; one client, so each prefill is in the cache
+// before the next request) and checks each record, in the order sent,
+// against its trace request (of), whose hash ids have blocks of
+// blockSize tokens:
+//
+//   - prompt_tokens == input_length + chatTemplateOverhead, exactly;
+//   - cached_tokens == the prefix the hash ids imply: the longest run of
+//     leading hash ids shared with any earlier request, in tokens, plus
+//     the template tokens before the content, rounded down to the
+//     simulator's 16-token cache blocks and capped below the prompt's
+//     last token (vLLM always computes the last token). It is exact when
+//     the shared blocks are whole in both requests; when a shared block
+//     is the cut last block of one of them, the cut text's tokens may end
+//     differently, and the match may be one cache block shorter.
+//
+// It returns how many requests had a cached prefix and how many of those
+// were checked exactly.
+func replayTraceOnSim(t *testing.T, src source.Source, blockSize int, of func(*record.Record) traceReq, n int) (hits, exact int) {
+	t.Helper()
 	srv := startSim(t, sim.Config{CacheTokens: 10_000_000})
-	// Answers are cut to 4 tokens: the test is about prompts. One client:
-	// each request's prefill is in the cache before the next is sent.
 	o := Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Clients: 1, LimitMaxTokens: 4,
 		RetryBase: 1, RetryMax: 1, RequestTimeout: 60e9}
 	recs := &memRecords{}
@@ -170,36 +257,36 @@ func TestMooncakeOnSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := recs.all()
-	if len(got) != len(excerpt) {
-		t.Fatalf("%d records, want %d", len(got), len(excerpt))
+	if len(got) != n {
+		t.Fatalf("%d records, want %d", len(got), n)
+	}
+	slices.SortFunc(got, func(a, b *record.Record) int { return int(a.Seq - b.Seq) })
+	common := func(a, b []int64) int {
+		n := 0
+		for n < len(a) && n < len(b) && a[n] == b[n] {
+			n++
+		}
+		return n
 	}
 	const cacheBlock = sim.DefaultBlockSize
-	hits, exact := 0, 0
+	var earlier []traceReq
 	for _, r := range got {
-		// Session "line-N" is line N of the excerpt.
-		j, err := strconv.Atoi(strings.TrimPrefix(r.ConversationID, "line-"))
-		if err != nil || j < 1 || j > len(excerpt) {
-			t.Fatalf("record of %q", r.ConversationID)
-		}
-		k := j - 1
-		w := excerpt[k]
+		w := of(r)
+		name := fmt.Sprintf("%s turn %d", r.ConversationID, r.Turn)
 		if r.PromptTokens == nil || r.CachedTokens == nil {
-			t.Fatalf("line %d: no usage", j)
+			t.Fatalf("%s: no usage", name)
 		}
-		prompt := int64(w.InputLength + chatTemplateOverhead)
+		prompt := int64(w.in + chatTemplateOverhead)
 		if *r.PromptTokens != prompt {
-			t.Errorf("line %d: prompt_tokens %d, want input_length %d + %d", j, *r.PromptTokens, w.InputLength, chatTemplateOverhead)
+			t.Errorf("%s: prompt_tokens %d, want input_length %d + %d", name, *r.PromptTokens, w.in, chatTemplateOverhead)
 		}
-		// The shared prefix the hash ids imply, with every earlier request.
 		shared, whole := 0, true
-		for _, e := range excerpt[:k] {
-			c := common(e.HashIDs, w.HashIDs)
-			tokens := 0
-			wholeHere := true
-			for b := range c {
-				lw, le := min(512, w.InputLength-512*b), min(512, e.InputLength-512*b)
+		for _, e := range earlier {
+			tokens, wholeHere := 0, true
+			for b := range common(e.ids, w.ids) {
+				lw, le := min(blockSize, w.in-blockSize*b), min(blockSize, e.in-blockSize*b)
 				tokens += min(lw, le)
-				if lw < 512 || le < 512 {
+				if lw < blockSize || le < blockSize {
 					wholeHere = false
 				}
 			}
@@ -207,25 +294,24 @@ func TestMooncakeOnSimulator(t *testing.T) {
 				shared, whole = tokens, wholeHere
 			}
 		}
+		earlier = append(earlier, w)
 		want := min(int64(chatTemplateHead+shared), prompt-1) / cacheBlock * cacheBlock
 		if shared == 0 {
 			want = 0
 		}
 		d := *r.CachedTokens - want
 		if whole && d != 0 || !whole && (d > 0 || d < -cacheBlock) {
-			t.Errorf("line %d: cached_tokens %d, want %d (shared prefix %d tokens, whole blocks %v)", j, *r.CachedTokens, want, shared, whole)
+			t.Errorf("%s: cached_tokens %d, want %d (shared prefix %d tokens, whole blocks %v)", name, *r.CachedTokens, want, shared, whole)
 		}
 		if want > 0 {
 			hits++
+			if whole {
+				exact++
+			}
 		}
-		if whole && want > 0 {
-			exact++
-		}
-	}
-	if hits < 14 || exact < 7 {
-		t.Errorf("only %d requests with a shared prefix (%d exact): the excerpt does not test the cache", hits, exact)
 	}
 	t.Logf("%d requests, %d with cached prefixes (%d checked exactly)", len(got), hits, exact)
+	return hits, exact
 }
 
 // noTimestamps replays a trace source closed-loop: the test is about
