@@ -310,80 +310,14 @@ func (d *ParquetDecoder) Close() error {
 // errNotColumnar makes the decoder fall back to the generic reader.
 var errNotColumnar = errors.New("parquet: not the columnar layout")
 
-type colKind int
+// colSpec says how one leaf column fills a Record: the schema's field.
+type colSpec = *Field
 
-const (
-	colString colKind = iota
-	colInt
-	colInt64
-	colInt64Ptr
-	colFloat64Ptr
-	colTime
-	colTimePtr
-	colBool
-	colBoolPtr
-	colList
-)
+// at returns the address of field f of r as a *T; f's kind must be T's.
+func at[T any](f *Field, r *Record) *T { return (*T)(f.ptr(r)) }
 
-// colSpec says how one leaf column fills a Record.
-type colSpec struct {
-	kind colKind
-	str  func(*Record) *string
-	i    func(*Record) *int
-	i64  func(*Record) *int64
-	i64p func(*Record) **int64
-	f64p func(*Record) **float64
-	t    func(*Record) *time.Time
-	tp   func(*Record) **time.Time
-	b    func(*Record) *bool
-	bp   func(*Record) **bool
-	list func(*Record) *[]int64
-}
-
-var parquetColumns = map[string]colSpec{
-	"run_id":                   {kind: colString, str: func(r *Record) *string { return &r.RunID }},
-	"shard":                    {kind: colInt, i: func(r *Record) *int { return &r.Shard }},
-	"seq":                      {kind: colInt64, i64: func(r *Record) *int64 { return &r.Seq }},
-	"conversation_id":          {kind: colString, str: func(r *Record) *string { return &r.ConversationID }},
-	"turn":                     {kind: colInt, i: func(r *Record) *int { return &r.Turn }},
-	"attempt":                  {kind: colInt, i: func(r *Record) *int { return &r.Attempt }},
-	"choice":                   {kind: colInt, i: func(r *Record) *int { return &r.Choice }},
-	"client":                   {kind: colInt, i: func(r *Record) *int { return &r.Client }},
-	"phase":                    {kind: colString, str: func(r *Record) *string { return &r.Phase }},
-	"model":                    {kind: colString, str: func(r *Record) *string { return &r.Model }},
-	"scheduled":                {kind: colTime, t: func(r *Record) *time.Time { return &r.Scheduled }},
-	"start":                    {kind: colTime, t: func(r *Record) *time.Time { return &r.Start }},
-	"first_token":              {kind: colTimePtr, tp: func(r *Record) **time.Time { return &r.FirstToken }},
-	"end":                      {kind: colTime, t: func(r *Record) *time.Time { return &r.End }},
-	"ttft_ns":                  {kind: colInt64Ptr, i64p: func(r *Record) **int64 { return &r.TTFTNs }},
-	"ttft_content_ns":          {kind: colInt64Ptr, i64p: func(r *Record) **int64 { return &r.TTFTContentNs }},
-	"tpot_ns":                  {kind: colFloat64Ptr, f64p: func(r *Record) **float64 { return &r.TPOTNs }},
-	"itl_ns":                   {kind: colList, list: func(r *Record) *[]int64 { return &r.ITLNs }},
-	"latency_ns":               {kind: colInt64, i64: func(r *Record) *int64 { return &r.LatencyNs }},
-	"intended_latency_ns":      {kind: colInt64, i64: func(r *Record) *int64 { return &r.IntendedLatencyNs }},
-	"lateness_ns":              {kind: colInt64, i64: func(r *Record) *int64 { return &r.LatenessNs }},
-	"think_planned_ns":         {kind: colInt64, i64: func(r *Record) *int64 { return &r.ThinkPlannedNs }},
-	"think_actual_ns":          {kind: colInt64, i64: func(r *Record) *int64 { return &r.ThinkActualNs }},
-	"prompt_tokens":            {kind: colInt64Ptr, i64p: func(r *Record) **int64 { return &r.PromptTokens }},
-	"completion_tokens":        {kind: colInt64Ptr, i64p: func(r *Record) **int64 { return &r.CompletionTokens }},
-	"cached_tokens":            {kind: colInt64Ptr, i64p: func(r *Record) **int64 { return &r.CachedTokens }},
-	"reasoning_tokens":         {kind: colInt64Ptr, i64p: func(r *Record) **int64 { return &r.ReasoningTokens }},
-	"client_prompt_tokens":     {kind: colInt64, i64: func(r *Record) *int64 { return &r.ClientPromptTokens }},
-	"client_completion_tokens": {kind: colInt64, i64: func(r *Record) *int64 { return &r.ClientCompletionTokens }},
-	"input_messages":           {kind: colInt, i: func(r *Record) *int { return &r.InputMessages }},
-	"dropped_messages":         {kind: colInt, i: func(r *Record) *int { return &r.DroppedMessages }},
-	"max_tokens":               {kind: colInt, i: func(r *Record) *int { return &r.MaxTokens }},
-	"min_tokens":               {kind: colInt, i: func(r *Record) *int { return &r.MinTokens }},
-	"chunks":                   {kind: colInt, i: func(r *Record) *int { return &r.Chunks }},
-	"reasoning_chunks":         {kind: colInt, i: func(r *Record) *int { return &r.ReasoningChunks }},
-	"finish_reason":            {kind: colString, str: func(r *Record) *string { return &r.FinishReason }},
-	"status":                   {kind: colInt, i: func(r *Record) *int { return &r.Status }},
-	"error_class":              {kind: colString, str: func(r *Record) *string { return &r.ErrorClass }},
-	"error":                    {kind: colString, str: func(r *Record) *string { return &r.Error }},
-	"retried":                  {kind: colBool, b: func(r *Record) *bool { return &r.Retried }},
-	"verify_mismatch":          {kind: colBoolPtr, bp: func(r *Record) **bool { return &r.VerifyMismatch }},
-	"server_extra":             {kind: colString, str: func(r *Record) *string { return &r.ServerExtra }},
-}
+// parquetColumns maps column names to the fields they fill.
+var parquetColumns = fieldByName
 
 // columnarOK reports whether the file has exactly the schema this version
 // of ParquetEncoder writes, so that every Record field has its column.
@@ -420,7 +354,7 @@ func readRowGroup(f *parquet.File, rg parquet.RowGroup, recs []Record) error {
 		if err := cr.read(rg.ColumnChunks()[i]); err != nil {
 			return err
 		}
-		if cr.row != len(recs) && !(spec.kind == colList && cr.row == len(recs)) {
+		if cr.row != len(recs) {
 			return fmt.Errorf("column %s: %d of %d rows", name, cr.row, len(recs))
 		}
 	}
@@ -452,7 +386,7 @@ func (c *columnReader) page(p parquet.Page) error {
 	defs := p.DefinitionLevels()
 	maxDef := byte(c.leaf.MaxDefinitionLevel)
 	n := int(p.NumValues())
-	if c.spec.kind == colList {
+	if c.spec.Kind == KindInt64List {
 		return c.listPage(p, defs, p.RepetitionLevels(), maxDef)
 	}
 	if c.row+n > len(c.recs) {
@@ -470,61 +404,64 @@ func (c *columnReader) page(p parquet.Page) error {
 			}
 		}
 	}
-	switch c.spec.kind {
-	case colString:
+	switch c.spec.Kind {
+	case KindString:
 		return c.strings(p, each)
-	case colBool, colBoolPtr:
+	case KindBool, KindBoolPtr:
 		return c.bools(p, rows)
 	}
 	if p.Dictionary() != nil {
 		return errNotColumnar
 	}
 	data := p.Data()
-	switch c.spec.kind {
-	case colInt:
-		v, f := data.Int64(), c.spec.i
+	f := c.spec
+	switch f.Kind {
+	case KindInt:
+		v := data.Int64()
 		if defs == nil { // required: one value per row
 			for k := range rows {
-				*f(&rows[k]) = int(v[k])
+				*at[int](f, &rows[k]) = int(v[k])
 			}
 			break
 		}
-		each(func(r *Record, j int) { *f(r) = int(v[j]) })
-	case colInt64:
-		v, f := data.Int64(), c.spec.i64
+		each(func(r *Record, j int) { *at[int](f, r) = int(v[j]) })
+	case KindInt64:
+		v := data.Int64()
 		if defs == nil {
 			for k := range rows {
-				*f(&rows[k]) = v[k]
+				*at[int64](f, &rows[k]) = v[k]
 			}
 			break
 		}
-		each(func(r *Record, j int) { *f(r) = v[j] })
-	case colInt64Ptr:
+		each(func(r *Record, j int) { *at[int64](f, r) = v[j] })
+	case KindInt64Ptr:
 		v := data.Int64()
 		buf := make([]int64, len(v))
 		copy(buf, v)
-		each(func(r *Record, j int) { *c.spec.i64p(r) = &buf[j] })
-	case colFloat64Ptr:
+		each(func(r *Record, j int) { *at[*int64](f, r) = &buf[j] })
+	case KindFloat64Ptr:
 		v := data.Double()
 		buf := make([]float64, len(v))
 		copy(buf, v)
-		each(func(r *Record, j int) { *c.spec.f64p(r) = &buf[j] })
-	case colTime:
-		v, f := data.Int64(), c.spec.t
+		each(func(r *Record, j int) { *at[*float64](f, r) = &buf[j] })
+	case KindTime:
+		v := data.Int64()
 		if defs == nil {
 			for k := range rows {
-				*f(&rows[k]) = time.Unix(0, v[k]).UTC()
+				*at[time.Time](f, &rows[k]) = time.Unix(0, v[k]).UTC()
 			}
 			break
 		}
-		each(func(r *Record, j int) { *f(r) = time.Unix(0, v[j]).UTC() })
-	case colTimePtr:
+		each(func(r *Record, j int) { *at[time.Time](f, r) = time.Unix(0, v[j]).UTC() })
+	case KindTimePtr:
 		v := data.Int64()
 		buf := make([]time.Time, len(v))
 		for j := range v {
 			buf[j] = time.Unix(0, v[j]).UTC()
 		}
-		each(func(r *Record, j int) { *c.spec.tp(r) = &buf[j] })
+		each(func(r *Record, j int) { *at[*time.Time](f, r) = &buf[j] })
+	default:
+		return errNotColumnar
 	}
 	return nil
 }
@@ -545,7 +482,7 @@ func (c *columnReader) strings(p parquet.Page, each func(func(*Record, int))) er
 		var bad bool
 		each(func(r *Record, j int) {
 			if x := int(idx[j]); x < len(c.strs) && x >= 0 {
-				*c.spec.str(r) = c.strs[x]
+				*at[string](c.spec, r) = c.strs[x]
 			} else {
 				bad = true
 			}
@@ -563,7 +500,7 @@ func (c *columnReader) strings(p parquet.Page, each func(func(*Record, int))) er
 	}
 	each(func(r *Record, j int) {
 		if j+1 < len(off) {
-			*c.spec.str(r) = string(data[off[j]:off[j+1]])
+			*at[string](c.spec, r) = string(data[off[j]:off[j+1]])
 		}
 	})
 	return nil
@@ -585,11 +522,11 @@ func (c *columnReader) bools(p parquet.Page, rows []Record) error {
 		if v.IsNull() {
 			continue
 		}
-		if c.spec.kind == colBool {
-			*c.spec.b(&rows[k]) = v.Boolean()
+		if c.spec.Kind == KindBool {
+			*at[bool](c.spec, &rows[k]) = v.Boolean()
 		} else {
 			b := v.Boolean()
-			*c.spec.bp(&rows[k]) = &b
+			*at[*bool](c.spec, &rows[k]) = &b
 		}
 	}
 	return nil
@@ -618,7 +555,7 @@ func (c *columnReader) listPage(p parquet.Page, defs, reps []byte, maxDef byte) 
 		if j >= len(buf) || c.row == 0 {
 			return fmt.Errorf("column %s: levels and values disagree", c.leaf.Path)
 		}
-		l := c.spec.list(&c.recs[c.row-1])
+		l := at[[]int64](c.spec, &c.recs[c.row-1])
 		switch {
 		case start >= 0:
 			*l = buf[start : j+1 : j+1]

@@ -37,17 +37,6 @@ type genericCol struct {
 	list bool                                   // values are appended (itl_ns)
 }
 
-// recordFields maps JSON names to the index of the Record field.
-var recordFields = func() map[string]int {
-	m := map[string]int{}
-	t := reflect.TypeFor[Record]()
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		m[name] = i
-	}
-	return m
-}()
-
 // newGenericReader prepares the rows of f; name is used in errors. It fails
 // when a column named like a Record field has a type that cannot hold it,
 // or when the file has none of the identity columns.
@@ -61,10 +50,11 @@ func newGenericReader(f *parquet.File, name string) (*genericReader, error) {
 		if !ok {
 			continue
 		}
-		i, ok := recordFields[path[0]]
+		sf, ok := fieldByName[path[0]]
 		if !ok {
 			continue // an extra column
 		}
+		i := sf.Index
 		field := reflect.TypeFor[Record]().Field(i)
 		nested := len(path) > 1
 		if nested != (field.Type.Kind() == reflect.Slice) {
