@@ -63,7 +63,6 @@ type parallelJSONDecoder struct {
 
 	// inline, with a single CPU, reads and decodes in Scan instead.
 	inline *chunker
-	cache  decodeCache
 
 	cur    *parBatch
 	pos    int
@@ -254,7 +253,6 @@ func (d *parallelJSONDecoder) buffer(size int) []byte {
 // work decodes chunks until the reader is done or Close is called.
 func (d *parallelJSONDecoder) work() {
 	defer d.wg.Done()
-	var cache decodeCache
 	for {
 		var j parJob
 		var ok bool
@@ -266,13 +264,13 @@ func (d *parallelJSONDecoder) work() {
 		case <-d.quit:
 			return
 		}
-		j.res <- d.decode(j.data, j.last, &cache) // buffered: never blocks
+		j.res <- d.decode(j.data, j.last) // buffered: never blocks
 	}
 }
 
 // decodeChunk decodes the lines of data the way JSONDecoder.Scan does;
 // last says data ends the input, where a cut-short line is ErrTruncated.
-func decodeChunk(data []byte, last bool, items []parItem, cache *decodeCache) *parBatch {
+func decodeChunk(data []byte, last bool, items []parItem) *parBatch {
 	b := &parBatch{}
 	for off := 0; off < len(data); {
 		end := len(data)
@@ -290,7 +288,7 @@ func decodeChunk(data []byte, last bool, items []parItem, cache *decodeCache) *p
 		}
 		items = append(items, parItem{line: b.lines})
 		it := &items[len(items)-1]
-		if err := unmarshalRecord(line, &it.rec, cache); err != nil {
+		if err := unmarshalRecord(line, &it.rec); err != nil {
 			it.err = lineProblem(err, last && next == len(data))
 		} else if err := it.rec.validate(); err != nil {
 			it.err = err
@@ -345,18 +343,18 @@ func (d *parallelJSONDecoder) nextBatch() (*parBatch, bool) {
 		d.rerr = d.inline.err
 		return nil, false
 	}
-	return d.decode(data, last, &d.cache), true
+	return d.decode(data, last), true
 }
 
 // decode decodes a chunk into a batch and keeps the chunk's buffer for
 // reuse: the records copy what they keep.
-func (d *parallelJSONDecoder) decode(data []byte, last bool, cache *decodeCache) *parBatch {
+func (d *parallelJSONDecoder) decode(data []byte, last bool) *parBatch {
 	var items []parItem
 	select {
 	case items = <-d.items:
 	default:
 	}
-	b := decodeChunk(data, last, items[:0], cache)
+	b := decodeChunk(data, last, items[:0])
 	if cap(data) <= 2*d.chunk {
 		select {
 		case d.bufs <- data[:0]:

