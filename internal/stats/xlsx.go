@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mtkit/mtkit/internal/record"
@@ -14,29 +15,52 @@ import (
 // maxXLSXRows is the number of data rows an Excel sheet can hold.
 const maxXLSXRows = 1<<20 - 1
 
-// rawColumns are the columns of the "Raw data" sheet.
-var rawColumns = []string{"run_id", "shard", "seq", "conversation_id", "turn", "attempt", "client", "phase",
-	"start", "ttft_ms", "tpot_ms", "latency_ms", "intended_latency_ms", "lateness_ms",
-	"prompt_tokens", "completion_tokens", "cached_tokens", "chunks", "status", "error_class", "retried"}
+// rawColumns are the columns of the "Raw data" sheet: every field of the
+// record schema (record.Fields), with the names and units of the record
+// format (docs/records.md).
+var rawColumns = func() []string {
+	var cols []string
+	for _, f := range record.Fields() {
+		cols = append(cols, f.Name)
+	}
+	return cols
+}()
 
-// rawRow returns the "Raw data" row of r; absent values are empty cells.
+// rawRow returns the "Raw data" row of r: each field's value, absent
+// values as empty cells, times as RFC 3339 text with nanoseconds, lists
+// as they are (setRow writes them as text).
 func rawRow(r *record.Record) []any {
-	opt := func(p *int64) any {
-		if p == nil {
-			return nil
+	fields := record.Fields()
+	row := make([]any, len(fields))
+	for i := range fields {
+		v := fields[i].Value(r)
+		if t, ok := v.(time.Time); ok {
+			v = t.UTC().Format(time.RFC3339Nano)
 		}
-		return *p
+		row[i] = v
 	}
-	var ttft, tpot any
-	if r.TTFTNs != nil {
-		ttft = ms(*r.TTFTNs)
+	return row
+}
+
+// maxCellChars is the most characters an Excel cell holds.
+const maxCellChars = 32767
+
+// listCell writes a list as a JSON array; past Excel's cell limit it is
+// cut after a whole value and ends with "…" (a record with thousands of
+// ITL gaps).
+func listCell(v []int64) string {
+	b := []byte{'['}
+	for i, x := range v {
+		n := len(b)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, x, 10)
+		if len(b) > maxCellChars-len("]") {
+			return string(b[:n]) + "…"
+		}
 	}
-	if r.TPOTNs != nil {
-		tpot = *r.TPOTNs / 1e6
-	}
-	return []any{r.RunID, r.Shard, r.Seq, r.ConversationID, r.Turn, r.Attempt, r.Client, r.Phase,
-		r.Start.UTC().Format(time.RFC3339Nano), ttft, tpot, ms(r.LatencyNs), ms(r.IntendedLatencyNs), ms(r.LatenessNs),
-		opt(r.PromptTokens), opt(r.CompletionTokens), opt(r.CachedTokens), r.Chunks, r.Status, r.ErrorClass, r.Retried}
+	return string(append(b, ']'))
 }
 
 // WriteXLSX writes a workbook with a "Summary" sheet (the key figures and
@@ -122,11 +146,16 @@ func newSummary() (*excelize.File, *excelize.StreamWriter, error) {
 }
 
 // setRow writes vals on 0-based row r; NaN and infinities become empty
-// cells.
+// cells, lists of integers text (listCell).
 func setRow(sw *excelize.StreamWriter, r int, vals []any) error {
 	for i, v := range vals {
-		if n, ok := v.(float64); ok && (math.IsNaN(n) || math.IsInf(n, 0)) {
-			vals[i] = nil
+		switch n := v.(type) {
+		case float64:
+			if math.IsNaN(n) || math.IsInf(n, 0) {
+				vals[i] = nil
+			}
+		case []int64:
+			vals[i] = listCell(n)
 		}
 	}
 	cell, _ := excelize.CoordinatesToCellName(1, r+1)
