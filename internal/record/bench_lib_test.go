@@ -63,6 +63,7 @@ func BenchmarkRecordJSON(b *testing.B) {
 	for _, lib := range jsonLibs {
 		b.Run("encode/"+lib.name, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := cpuTime()
 			i := 0
 			for b.Loop() {
 				if _, err := lib.marshal(recs[i%len(recs)]); err != nil {
@@ -70,16 +71,19 @@ func BenchmarkRecordJSON(b *testing.B) {
 				}
 				i++
 			}
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 		b.Run("decode/"+lib.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(line)))
+			cpu := cpuTime()
 			for b.Loop() {
 				var r Record
 				if err := lib.unmarshal(line, &r); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
