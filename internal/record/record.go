@@ -82,6 +82,9 @@ type Record struct {
 	// ServerExtra holds extra fields of the server's response (e.g.
 	// kv_transfer_params) as a JSON object, when present.
 	ServerExtra string `json:"server_extra,omitempty" parquet:"server_extra,optional"`
+	// Backend is the response header named by mtrun --backend-header: the
+	// replica a router chose; "" when not asked for or absent.
+	Backend string `json:"backend,omitempty" parquet:"backend,optional"`
 }
 
 // OK reports whether the attempt succeeded.

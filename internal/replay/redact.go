@@ -144,6 +144,7 @@ func (x *Redactor) Record(rec *record.Record) {
 	rec.FinishReason = x.String(rec.FinishReason)
 	rec.Error = x.String(rec.Error)
 	rec.ServerExtra = x.String(rec.ServerExtra)
+	rec.Backend = x.String(rec.Backend)
 }
 
 // Conversation returns c with every string of its messages (texts, tool

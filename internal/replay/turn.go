@@ -176,6 +176,7 @@ func (r *runner) records(s *session, t turnSpec, a *attempt, info *turnInfo) []*
 			Status:             a.Status,
 			ErrorClass:         a.Class,
 			Retried:            info.retried,
+			Backend:            info.backend,
 			ITLNs:              c.ITL,
 		}
 		rec.MinTokens = r.o.minTokens(t.maxTokens)

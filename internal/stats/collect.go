@@ -27,6 +27,7 @@ type collector struct {
 	all     *acc
 	groups  map[string]*acc
 	turns   map[int]*acc
+	aff     *affinityAcc
 	dedup   dedup
 	in      Inputs
 	files   map[string]*FileStats
@@ -55,7 +56,7 @@ type FileStats struct {
 }
 
 func newCollector(o *Options, filter Filter, objs []Objective) (*collector, error) {
-	c := &collector{opts: o, filter: filter, all: newAcc(o.HTML != "" || o.Metrics != ""), groups: map[string]*acc{}, files: map[string]*FileStats{}}
+	c := &collector{opts: o, filter: filter, all: newAcc(o.HTML != "" || o.Metrics != ""), groups: map[string]*acc{}, files: map[string]*FileStats{}, aff: newAffinityAcc()}
 	c.withGaps(c.all)
 	if len(objs) > 0 {
 		c.slo = &sloChecker{objs: objs}
@@ -277,6 +278,7 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 		good = c.slo.good(r)
 	}
 	c.all.add(r, good)
+	c.aff.add(r)
 	if c.opts.XLSX != "" {
 		if len(c.raw) < maxXLSXRows {
 			c.raw = append(c.raw, rawRow(r))

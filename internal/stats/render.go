@@ -190,6 +190,9 @@ func (t *textWriter) report(rep *Report) error {
 	if rep.SLO != nil {
 		t.slo(rep.SLO)
 	}
+	if rep.Affinity != nil {
+		t.affinity(rep.Affinity)
+	}
 	if len(rep.Groups) > 0 && rep.Compare == nil {
 		if rep.By != "conversation" {
 			for _, g := range rep.Groups {

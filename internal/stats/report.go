@@ -27,6 +27,8 @@ type Report struct {
 	SLO     *SLOReport  `json:"slo,omitempty"`
 	Compare *Comparison `json:"compare,omitempty"`
 	Server  *Server     `json:"server,omitempty"` // server.go
+	// Affinity is present when records carry a backend.
+	Affinity *Affinity `json:"affinity,omitempty"`
 
 	turns  []*Group // per turn, for the HTML and XLSX reports
 	series []point
@@ -314,6 +316,7 @@ func (c *collector) report(objs []Objective, compare bool) *Report {
 		rep.Inputs.Files[i] = &cp
 	}
 	rep.Summary = c.all.group("")
+	rep.Affinity = c.aff.report()
 	rep.series = c.all.series
 	rep.raw = c.raw
 	if len(rep.raw) > maxXLSXRows {
