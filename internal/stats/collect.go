@@ -27,10 +27,12 @@ type collector struct {
 	all     *acc
 	groups  map[string]*acc
 	turns   map[int]*acc
-	aff     *affinityAcc
-	dedup   dedup
-	in      Inputs
-	files   map[string]*FileStats
+	// groupTurns is each group's turns, for the HTML report of --compare.
+	groupTurns map[string]map[int]*acc
+	aff        *affinityAcc
+	dedup      dedup
+	in         Inputs
+	files      map[string]*FileStats
 	// lastFile is the FileStats of the last record: records come in runs
 	// of one input.
 	lastFile *FileStats
@@ -67,6 +69,9 @@ func newCollector(o *Options, filter Filter, objs []Objective) (*collector, erro
 	}
 	if needTurns {
 		c.turns = map[int]*acc{}
+	}
+	if o.HTML != "" && o.Compare {
+		c.groupTurns = map[string]map[int]*acc{}
 	}
 	gb, err := groupFunc(o.By)
 	if err != nil {
@@ -291,10 +296,23 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 		k := c.groupBy(r, label)
 		g := c.groups[k]
 		if g == nil {
-			g = c.withGaps(newAcc(false))
+			g = c.withGaps(newAcc(c.groupTurns != nil))
 			c.groups[k] = g
 		}
 		g.add(r, good)
+		if c.groupTurns != nil {
+			gt := c.groupTurns[k]
+			if gt == nil {
+				gt = map[int]*acc{}
+				c.groupTurns[k] = gt
+			}
+			t := gt[r.Turn]
+			if t == nil {
+				t = newAcc(false)
+				gt[r.Turn] = t
+			}
+			t.add(r, good)
+		}
 	}
 	if c.turns != nil {
 		t := c.turns[r.Turn]

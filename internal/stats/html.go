@@ -1,7 +1,8 @@
 package stats
 
 import (
-	"fmt"
+	_ "embed"
+	"encoding/json"
 	"html/template"
 	"io"
 	"math"
@@ -10,201 +11,405 @@ import (
 	"strings"
 )
 
-// WriteHTML writes a self-contained HTML report: summary tables and inline
-// SVG charts (TTFT and latency CDFs, TTFT and cache hit by turn, throughput
-// and latency over time). It loads nothing from the network.
+//go:embed htmlassets/uPlot.iife.min.js
+var uplotJS string
+
+//go:embed htmlassets/uPlot.min.css
+var uplotCSS string
+
+// chartSpec is one chart of the HTML report, drawn by uPlot in the page:
+// every series shares the x values; a null y is a gap.
+type chartSpec struct {
+	Title   string        `json:"title"`
+	Note    string        `json:"note,omitempty"`
+	XLabel  string        `json:"xlabel"`
+	YLabel  string        `json:"ylabel"`
+	Time    bool          `json:"time,omitempty"`    // x is unix seconds
+	Integer bool          `json:"integer,omitempty"` // x ticks are whole numbers (turns)
+	Percent bool          `json:"percent,omitempty"` // y is a percentage, 0 to 100
+	Points  bool          `json:"points,omitempty"`  // mark every point
+	X       []float64     `json:"x"`
+	Series  []chartSeries `json:"series"`
+}
+
+type chartSeries struct {
+	Label string     `json:"label"`
+	Y     []*float64 `json:"y"`
+}
+
+// num returns x for a chart, nil (a gap) when it is not a number.
+func num(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// run is the data of one input (or of all inputs) for the charts.
+type run struct {
+	Label  string
+	Sum    *Group
+	turns  []*Group
+	series []point
+}
+
+// WriteHTML writes a self-contained HTML report: the summary, and charts
+// drawn in the page by the embedded uPlot library (values on hover): the
+// throughput and latencies over time, TTFT, latency and ITL by percentile,
+// TTFT, ITL and cache hit by turn, each with one line per input under
+// --compare; session affinity when records carry a backend. It loads
+// nothing from the network.
 func WriteHTML(w io.Writer, rep *Report) error {
-	var charts []template.HTML
-	cdf := func(title, metric string) {
-		d, ok := rep.Summary.Metrics.Get(metric)
-		if !ok || d.Count == 0 {
-			return
+	runs := []run{{Label: "all", Sum: rep.Summary, turns: rep.turns, series: rep.series}}
+	if rep.Compare != nil {
+		runs = runs[:0]
+		for _, g := range rep.Groups {
+			runs = append(runs, run{Label: g.Key, Sum: g, turns: rep.groupTurns[g.Key], series: rep.groupSeries[g.Key]})
 		}
-		xs, ys := cdfPoints(d, 400)
-		charts = append(charts, lineChart(title, metric, "fraction of requests", []series{{"all", xs, ys}}))
 	}
-	cdf("TTFT distribution (CDF)", "ttft_ms")
-	cdf("E2E latency distribution (CDF)", "latency_ms")
-	if len(rep.turns) > 0 {
-		var tx []float64
-		p50, p90, p99, hit := series{name: "p50"}, series{name: "p90"}, series{name: "p99"}, series{name: "cache hit %"}
-		for _, g := range rep.turns {
-			t, _ := strconv.Atoi(g.Key)
-			tx = append(tx, float64(t))
-			d, _ := g.Metrics.Get("ttft_ms")
-			p50.ys, p90.ys, p99.ys = append(p50.ys, d.P50), append(p90.ys, d.P90), append(p99.ys, d.P99)
-			hit.ys = append(hit.ys, float64(g.CacheHitRate)*100)
+	charts := overTimeCharts(runs)
+	for _, m := range []struct{ metric, title string }{
+		{"ttft_ms", "TTFT by percentile"},
+		{"latency_ms", "End-to-end latency by percentile"},
+		{"itl_ms", "Inter-token latency by percentile"},
+	} {
+		if c, ok := percentileChart(runs, m.metric, m.title); ok {
+			charts = append(charts, c)
 		}
-		p50.xs, p90.xs, p99.xs, hit.xs = tx, tx, tx, tx
-		charts = append(charts, lineChart("TTFT by turn", "turn", "ttft_ms", []series{p50, p90, p99}))
-		charts = append(charts, lineChart("Cache hit by turn (server cached_tokens / prompt_tokens)", "turn", "percent", []series{hit}))
 	}
-	if len(rep.series) > 0 {
-		rps, tps, lat := overTime(rep.series, min(100, max(5, len(rep.series)/10)))
-		charts = append(charts, lineChart("Throughput over time", "seconds since start", "per second", []series{rps, tps}))
-		charts = append(charts, lineChart("Latency over time (median of requests ending in each interval)", "seconds since start", "ms", lat))
+	charts = append(charts, turnCharts(runs)...)
+	data, err := json.Marshal(charts) // escapes <, > and & inside the script
+	if err != nil {
+		return err
 	}
 	var summary strings.Builder
 	if err := Render(&summary, rep, FormatTable); err != nil {
 		return err
 	}
-	return htmlPage.Execute(w, struct {
-		Rep     *Report
-		Summary string
-		Charts  []template.HTML
-	}{rep, summary.String(), charts})
+	return htmlPage.Execute(w, htmlData{rep, runs, summary.String(), template.JS(data), template.JS(uplotJS), template.CSS(uplotCSS)})
+}
+
+// overTimeCharts buckets each run's requests by end time: requests and
+// output tokens per second, and TTFT and latency percentiles per bucket.
+// One run is drawn on the clock (so it lines up with the server's own
+// metrics); several are drawn in seconds since each one's start.
+func overTimeCharts(runs []run) []chartSpec {
+	var withSeries []run
+	for _, r := range runs {
+		if len(r.series) > 0 {
+			withSeries = append(withSeries, r)
+		}
+	}
+	if len(withSeries) == 0 {
+		return nil
+	}
+	abs := len(withSeries) == 1
+	// One bucket width for all runs: about 100 buckets over the longest.
+	longest := 0.0
+	for _, r := range withSeries {
+		t0, t1 := pointSpan(r.series)
+		longest = max(longest, t1-t0)
+	}
+	width := niceWidth(longest / 100)
+	rps := chartSpec{Title: "Requests completed per second", YLabel: "requests/s", Time: abs}
+	tps := chartSpec{Title: "Output tokens per second", YLabel: "tokens/s", Time: abs}
+	lat := chartSpec{Title: "TTFT and latency over time", Note: "percentiles of the requests ending in each interval", YLabel: "ms", Time: abs}
+	xlabel := "time"
+	if !abs {
+		xlabel = "seconds since the run's start"
+	}
+	for _, c := range []*chartSpec{&rps, &tps, &lat} {
+		c.XLabel = xlabel
+	}
+	n := int(math.Ceil(longest/width)) + 1
+	origin := 0.0
+	if abs {
+		origin, _ = pointSpan(withSeries[0].series)
+		origin = math.Floor(origin/width) * width
+	}
+	for b := range n {
+		x := origin + (float64(b)+0.5)*width
+		rps.X, tps.X, lat.X = append(rps.X, x), append(tps.X, x), append(lat.X, x)
+	}
+	for _, r := range withSeries {
+		t0, _ := pointSpan(r.series)
+		if abs {
+			t0 = origin
+		}
+		count, toks := make([]float64, n), make([]float64, n)
+		lats, ttfts := make([][]float64, n), make([][]float64, n)
+		for _, p := range r.series {
+			b := min(n-1, max(0, int((p.end-t0)/width)))
+			count[b]++
+			toks[b] += p.outTokens
+			lats[b] = append(lats[b], p.latMs)
+			if !math.IsNaN(p.ttftMs) {
+				ttfts[b] = append(ttfts[b], p.ttftMs)
+			}
+		}
+		name := func(s string) string {
+			if len(withSeries) == 1 {
+				return s
+			}
+			return r.Label + " " + s
+		}
+		rs, ts := chartSeries{Label: name("requests/s")}, chartSeries{Label: name("tokens/s")}
+		t50, t99 := chartSeries{Label: name("TTFT p50")}, chartSeries{Label: name("TTFT p99")}
+		l50, l99 := chartSeries{Label: name("latency p50")}, chartSeries{Label: name("latency p99")}
+		last := int((pointEnd(r.series) - t0) / width)
+		for b := range n {
+			if b > last {
+				rs.Y, ts.Y = append(rs.Y, nil), append(ts.Y, nil)
+			} else {
+				rs.Y, ts.Y = append(rs.Y, num(count[b]/width)), append(ts.Y, num(toks[b]/width))
+			}
+			slices.Sort(ttfts[b])
+			slices.Sort(lats[b])
+			t50.Y, t99.Y = append(t50.Y, quantileOrNil(ttfts[b], 0.5)), append(t99.Y, quantileOrNil(ttfts[b], 0.99))
+			l50.Y, l99.Y = append(l50.Y, quantileOrNil(lats[b], 0.5)), append(l99.Y, quantileOrNil(lats[b], 0.99))
+		}
+		rps.Series, tps.Series = append(rps.Series, rs), append(tps.Series, ts)
+		if len(withSeries) == 1 {
+			lat.Series = append(lat.Series, t50, t99, l50, l99)
+		} else {
+			lat.Series = append(lat.Series, t50, l50)
+		}
+	}
+	return []chartSpec{rps, tps, lat}
+}
+
+// pointSpan returns the first start and the last end of pts.
+func pointSpan(pts []point) (t0, t1 float64) {
+	t0, t1 = math.Inf(1), math.Inf(-1)
+	for _, p := range pts {
+		t0, t1 = min(t0, p.start), max(t1, p.end)
+	}
+	return t0, t1
+}
+
+// pointEnd returns the last end of pts.
+func pointEnd(pts []point) float64 { _, t1 := pointSpan(pts); return t1 }
+
+// niceWidth rounds a bucket width up to 1, 2 or 5 times a power of ten.
+func niceWidth(w float64) float64 {
+	if !(w > 0) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(w)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= w {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+func quantileOrNil(sorted []float64, p float64) *float64 {
+	if len(sorted) == 0 {
+		return nil
+	}
+	return num(Quantile(sorted, p))
+}
+
+// percentiles are the x values of the percentile charts: every half
+// percent, then the tail.
+var percentiles = func() []float64 {
+	var ps []float64
+	for p := 0.0; p < 99; p += 0.5 {
+		ps = append(ps, p)
+	}
+	return append(ps, 99, 99.5, 99.9, 99.99, 100)
+}()
+
+// percentileChart draws a metric's value at each percentile, one line
+// per run: the quantile function, read as "p% of requests took at most y".
+func percentileChart(runs []run, metric, title string) (chartSpec, bool) {
+	c := chartSpec{Title: title, Note: "p% of the samples are at most the value", XLabel: "percentile", YLabel: strings.TrimSuffix(metric, "_ms") + " (ms)", X: percentiles}
+	for _, r := range runs {
+		d, ok := r.Sum.Metrics.Get(metric)
+		if !ok || d.Count == 0 || d.quantile == nil {
+			continue
+		}
+		s := chartSeries{Label: r.Label}
+		for _, p := range percentiles {
+			s.Y = append(s.Y, num(d.quantile(p/100)))
+		}
+		c.Series = append(c.Series, s)
+	}
+	return c, len(c.Series) > 0
+}
+
+// turnCharts draws TTFT, ITL and the prefix-cache hit rate by turn.
+func turnCharts(runs []run) []chartSpec {
+	maxTurn := -1
+	for _, r := range runs {
+		for _, g := range r.turns {
+			t, _ := strconv.Atoi(g.Key)
+			maxTurn = max(maxTurn, t)
+		}
+	}
+	if maxTurn < 0 {
+		return nil
+	}
+	x := make([]float64, maxTurn+1)
+	for i := range x {
+		x[i] = float64(i)
+	}
+	ttft := chartSpec{Title: "TTFT by turn", XLabel: "turn", YLabel: "ms", Integer: true, Points: true, X: x}
+	itl := chartSpec{Title: "Inter-token latency by turn", XLabel: "turn", YLabel: "ms", Integer: true, Points: true, X: x}
+	hit := chartSpec{Title: "Prefix-cache hit by turn", Note: "server cached_tokens / prompt_tokens", XLabel: "turn", YLabel: "%", Integer: true, Percent: true, Points: true, X: x}
+	for _, r := range runs {
+		byTurn := make([]*Group, maxTurn+1)
+		for _, g := range r.turns {
+			t, _ := strconv.Atoi(g.Key)
+			byTurn[t] = g
+		}
+		get := func(metric string, q func(Description) float64) []*float64 {
+			ys := make([]*float64, len(byTurn))
+			for t, g := range byTurn {
+				if g == nil {
+					continue
+				}
+				if d, ok := g.Metrics.Get(metric); ok && d.Count > 0 {
+					ys[t] = num(q(d))
+				}
+			}
+			return ys
+		}
+		prefix := ""
+		if len(runs) > 1 {
+			prefix = r.Label + " "
+		}
+		p50 := func(d Description) float64 { return d.P50 }
+		p99 := func(d Description) float64 { return d.P99 }
+		ttft.Series = append(ttft.Series, chartSeries{prefix + "p50", get("ttft_ms", p50)})
+		itl.Series = append(itl.Series, chartSeries{prefix + "p50", get("itl_ms", p50)})
+		if len(runs) == 1 {
+			ttft.Series = append(ttft.Series, chartSeries{"p90", get("ttft_ms", func(d Description) float64 { return d.P90 })}, chartSeries{"p99", get("ttft_ms", p99)})
+			itl.Series = append(itl.Series, chartSeries{"p99", get("itl_ms", p99)})
+		}
+		hs := chartSeries{Label: strings.TrimSpace(prefix + "cache hit")}
+		for _, g := range byTurn {
+			if g == nil {
+				hs.Y = append(hs.Y, nil)
+				continue
+			}
+			hs.Y = append(hs.Y, num(float64(g.CacheHitRate)*100))
+		}
+		hit.Series = append(hit.Series, hs)
+	}
+	out := []chartSpec{ttft}
+	if hasValues(itl) {
+		out = append(out, itl)
+	}
+	if hasValues(hit) {
+		out = append(out, hit)
+	}
+	return out
+}
+
+func hasValues(c chartSpec) bool {
+	for _, s := range c.Series {
+		for _, y := range s.Y {
+			if y != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 var htmlPage = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>mtstats report</title>
+<style>{{.Style}}</style>
 <style>
-body{font-family:system-ui,sans-serif;margin:2em;color:#222;background:#fff}
-h1{font-size:1.5em} h2{font-size:1.15em;margin-top:1.5em}
-pre{background:#f6f8fa;padding:1em;overflow-x:auto;font-size:12px}
-.charts{display:flex;flex-wrap:wrap;gap:1em}
-.chart{border:1px solid #ddd;padding:.5em}
-svg text{font-family:system-ui,sans-serif;font-size:11px;fill:#333}
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em 2em;color:#1d2433;background:#fff}
+h1{font-size:1.45em;margin-bottom:.2em} h2{font-size:1.1em;margin-top:1.6em;border-bottom:1px solid #e3e6ec;padding-bottom:.2em}
+.sub{color:#5b6475;margin-top:0}
+.cards{display:flex;flex-wrap:wrap;gap:.8em;margin:1em 0}
+.card{border:1px solid #e3e6ec;border-radius:6px;padding:.6em .9em;min-width:9em}
+.card .v{font-size:1.35em;font-weight:600} .card .k{color:#5b6475;font-size:.8em}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(600px,1fr));gap:1.2em}
+.chart{border:1px solid #e3e6ec;border-radius:6px;padding:.6em}
+.chart .note{color:#5b6475;font-size:.8em;margin:0 0 .3em 0}
+table{border-collapse:collapse;font-size:.9em} td,th{border:1px solid #e3e6ec;padding:.3em .6em;text-align:right} th{background:#f5f7fa}
+td:first-child,th:first-child{text-align:left}
+pre{background:#f5f7fa;padding:1em;overflow-x:auto;font-size:12px}
+.u-title{font-size:14px !important}
 </style></head><body>
 <h1>mtstats report</h1>
-<p>{{.Rep.Inputs.Records}} records from {{len .Rep.Inputs.Files}} input(s){{if .Rep.Partial}} (partial){{end}}.</p>
+<p class="sub">{{.Rep.Inputs.Records}} records from {{len .Rep.Inputs.Files}} input(s){{if .Rep.Partial}} (partial){{end}}. Hover a chart to read its values.</p>
+{{range .Runs}}{{with .Sum}}
+<div class="cards">{{if gt (len $.Runs) 1}}<div class="card"><div class="k">input</div><div class="v">{{$.Label .}}</div></div>{{end}}
+<div class="card"><div class="k">requests (failed)</div><div class="v">{{.Requests}} ({{.Failed}})</div></div>
+<div class="card"><div class="k">requests/s</div><div class="v">{{printf "%.2f" .RequestsPerSec}}</div></div>
+<div class="card"><div class="k">output tokens/s</div><div class="v">{{printf "%.1f" .OutputTokensPerSec}}</div></div>
+<div class="card"><div class="k">TTFT p50 / p99 (ms)</div><div class="v">{{$.Quantiles . "ttft_ms"}}</div></div>
+<div class="card"><div class="k">ITL p50 / p99 (ms)</div><div class="v">{{$.Quantiles . "itl_ms"}}</div></div>
+<div class="card"><div class="k">prefix-cache hit</div><div class="v">{{$.Pct .CacheHitRate}}</div></div>
+</div>{{end}}{{end}}
 <h2>Charts</h2>
-<div class="charts">{{range .Charts}}<div class="chart">{{.}}</div>{{end}}</div>
+<div class="charts" id="charts"></div>
+{{with .Rep.Affinity}}
+<h2>Session affinity</h2>
+<p class="sub">From the records' backend (mtrun --backend-header): a turn moved when it went to another backend than the conversation's request before it.</p>
+<table><tr><th></th><th>requests</th><th>TTFT p50 (ms)</th><th>TTFT p90 (ms)</th><th>prefix-cache hit</th></tr>
+<tr><td>stayed</td><td>{{.Stayed.Requests}}</td><td>{{printf "%.2f" .Stayed.TTFTP50Ms}}</td><td>{{printf "%.2f" .Stayed.TTFTP90Ms}}</td><td>{{$.Pct .Stayed.CacheHitRate}}</td></tr>
+<tr><td>moved</td><td>{{.MovedTurns.Requests}}</td><td>{{printf "%.2f" .MovedTurns.TTFTP50Ms}}</td><td>{{printf "%.2f" .MovedTurns.TTFTP90Ms}}</td><td>{{$.Pct .MovedTurns.CacheHitRate}}</td></tr>
+</table>
+<p>{{.Moved}} of {{.Turns}} turns moved ({{$.Pct .MovedShare}}) across {{.Backends}} backends; {{.Changed}} of {{.Conversations}} conversations changed backend at least once.</p>
+{{end}}
 <h2>Summary</h2>
 <pre>{{.Summary}}</pre>
+<script>{{.Script}}</script>
+<script>
+const CHARTS = {{.Charts}};
+const PALETTE = ["#1f77b4","#ff7f0e","#2ca02c","#d62728","#9467bd","#8c564b","#e377c2","#17becf"];
+const fmt = v => v == null ? "–" : Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3);
+const root = document.getElementById("charts");
+for (const c of CHARTS) {
+  const box = document.createElement("div"); box.className = "chart"; root.appendChild(box);
+  if (c.note) { const n = document.createElement("p"); n.className = "note"; n.textContent = c.note; box.appendChild(n); }
+  const xAxis = {label: c.xlabel, stroke: "#1d2433", grid: {stroke: "#eef0f4"}};
+  if (c.integer) { xAxis.incrs = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]; xAxis.values = (u, vals) => vals.map(v => Number.isInteger(v) ? v : ""); }
+  const yRange = c.percent ? [0, 100] : (u, lo, hi) => [0, hi > 0 ? hi * 1.05 : 1];
+  const opts = {
+    title: c.title, width: 580, height: 300,
+    scales: {x: {time: !!c.time}, y: {range: yRange}},
+    axes: [xAxis, {label: c.ylabel, size: 64, stroke: "#1d2433", grid: {stroke: "#eef0f4"}, values: (u, vals) => vals.map(fmt)}],
+    series: [{label: c.xlabel, value: c.time ? "{YYYY}-{MM}-{DD} {HH}:{mm}:{ss}" : (u, v) => fmt(v)}].concat(
+      c.series.map((s, i) => ({label: s.label, stroke: PALETTE[i % PALETTE.length], width: 1.6, spanGaps: true,
+        points: {show: !!c.points, size: 5}, value: (u, v) => fmt(v)}))),
+  };
+  new uPlot(opts, [c.x].concat(c.series.map(s => s.y)), box);
+}
+</script>
 </body></html>
 `))
 
-type series struct {
-	name   string
-	xs, ys []float64
+// htmlData is what the page template reads.
+type htmlData struct {
+	Rep     *Report
+	Runs    []run
+	Summary string
+	Charts  template.JS
+	Script  template.JS
+	Style   template.CSS
 }
 
-// cdfPoints samples the empirical CDF of the described samples at about n
-// points.
-func cdfPoints(d Description, n int) (xs, ys []float64) {
-	step := max(1, d.Count/n)
-	for i := 0; i < d.Count; i += step {
-		xs = append(xs, d.at(i))
-		ys = append(ys, float64(i+1)/float64(d.Count))
+// Label is the key of a run's summary group in the cards.
+func (htmlData) Label(g *Group) string { return g.Key }
+
+// Quantiles is "p50 / p99" of a metric, in ms.
+func (htmlData) Quantiles(g *Group, metric string) string {
+	d, ok := g.Metrics.Get(metric)
+	if !ok || d.Count == 0 {
+		return "n/a"
 	}
-	xs = append(xs, d.Max)
-	ys = append(ys, 1)
-	return xs, ys
+	return fmtNum(d.P50) + " / " + fmtNum(d.P99)
 }
 
-// overTime buckets the requests by end time: completed requests and output
-// tokens per second, and median TTFT and latency per bucket.
-func overTime(pts []point, buckets int) (rps, tps series, lat []series) {
-	t0, t1 := math.Inf(1), math.Inf(-1)
-	for _, p := range pts {
-		t0, t1 = min(t0, p.start), max(t1, p.end)
-	}
-	width := (t1 - t0) / float64(buckets)
-	if !(width > 0) {
-		width = 1
-	}
-	count := make([]float64, buckets)
-	toks := make([]float64, buckets)
-	lats := make([][]float64, buckets)
-	ttfts := make([][]float64, buckets)
-	for _, p := range pts {
-		b := min(buckets-1, int((p.end-t0)/width))
-		count[b]++
-		toks[b] += p.outTokens
-		lats[b] = append(lats[b], p.latMs)
-		if !math.IsNaN(p.ttftMs) {
-			ttfts[b] = append(ttfts[b], p.ttftMs)
-		}
-	}
-	rps, tps = series{name: "requests/s"}, series{name: "output tokens/s"}
-	l50, t50 := series{name: "latency p50"}, series{name: "ttft p50"}
-	for b := range buckets {
-		x := (float64(b) + 0.5) * width
-		rps.xs, rps.ys = append(rps.xs, x), append(rps.ys, count[b]/width)
-		tps.xs, tps.ys = append(tps.xs, x), append(tps.ys, toks[b]/width)
-		if len(lats[b]) > 0 {
-			slices.Sort(lats[b])
-			l50.xs, l50.ys = append(l50.xs, x), append(l50.ys, Quantile(lats[b], 0.5))
-		}
-		if len(ttfts[b]) > 0 {
-			slices.Sort(ttfts[b])
-			t50.xs, t50.ys = append(t50.xs, x), append(t50.ys, Quantile(ttfts[b], 0.5))
-		}
-	}
-	return rps, tps, []series{l50, t50}
-}
-
-var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"}
-
-// lineChart draws series as an SVG line chart with axes, ticks and a
-// legend.
-func lineChart(title, xlabel, ylabel string, ss []series) template.HTML {
-	const W, H, L, R, T, B = 520.0, 320.0, 60.0, 15.0, 30.0, 45.0
-	x0, x1, y1 := math.Inf(1), math.Inf(-1), math.Inf(-1)
-	for _, s := range ss {
-		for i := range s.xs {
-			if math.IsNaN(s.ys[i]) {
-				continue
-			}
-			x0, x1 = min(x0, s.xs[i]), max(x1, s.xs[i])
-			y1 = max(y1, s.ys[i])
-		}
-	}
-	if math.IsInf(x0, 0) {
-		x0, x1, y1 = 0, 1, 1
-	}
-	if x1 == x0 {
-		x1 = x0 + 1
-	}
-	if !(y1 > 0) {
-		y1 = 1
-	}
-	y1 *= 1.05
-	px := func(x float64) float64 { return L + (x-x0)/(x1-x0)*(W-L-R) }
-	py := func(y float64) float64 { return H - B - y/y1*(H-T-B) }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" role="img" aria-label="%s">`, W, H, W, H, template.HTMLEscapeString(title))
-	fmt.Fprintf(&b, `<text x="%g" y="18" style="font-weight:bold">%s</text>`, L, template.HTMLEscapeString(title))
-	fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#888"/>`, L, H-B, W-R, H-B)
-	fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#888"/>`, L, T, L, H-B)
-	for i := 0; i <= 4; i++ {
-		xv := x0 + float64(i)/4*(x1-x0)
-		yv := float64(i) / 4 * y1
-		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`, px(xv), H-B+15, tick(xv))
-		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="end">%s</text>`, L-4, py(yv)+4, tick(yv))
-		fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#eee"/>`, L, py(yv), W-R, py(yv))
-	}
-	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`, (L+W-R)/2, H-8, template.HTMLEscapeString(xlabel))
-	fmt.Fprintf(&b, `<text x="12" y="%g" text-anchor="middle" transform="rotate(-90 12 %g)">%s</text>`, (T+H-B)/2, (T+H-B)/2, template.HTMLEscapeString(ylabel))
-	for i, s := range ss {
-		color := palette[i%len(palette)]
-		var pts []string
-		for j := range s.xs {
-			if !math.IsNaN(s.ys[j]) {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(s.xs[j]), py(s.ys[j])))
-			}
-		}
-		fmt.Fprintf(&b, `<polyline class="series" fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, color, strings.Join(pts, " "))
-		if len(pts) <= 40 {
-			for _, p := range pts {
-				xy := strings.SplitN(p, ",", 2)
-				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="2.5" fill="%s"/>`, xy[0], xy[1], color)
-			}
-		}
-		fmt.Fprintf(&b, `<rect x="%g" y="%g" width="10" height="10" fill="%s"/><text x="%g" y="%g">%s</text>`,
-			W-R-120, T+float64(i)*15, color, W-R-105, T+float64(i)*15+9, template.HTMLEscapeString(s.name))
-	}
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String()) // built from escaped parts only
-}
-
-func tick(v float64) string {
-	switch a := math.Abs(v); {
-	case a >= 100 || v == 0:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
-}
+// Pct is a share as a percentage.
+func (htmlData) Pct(x Num) string { return fmtPct(x) }

@@ -32,7 +32,11 @@ type Report struct {
 
 	turns  []*Group // per turn, for the HTML and XLSX reports
 	series []point
-	raw    [][]any
+	// groupTurns and groupSeries are each --compare input's turns and
+	// requests over time, for the HTML report.
+	groupTurns  map[string][]*Group
+	groupSeries map[string][]point
+	raw         [][]any
 }
 
 // Group is the summary of a set of requests: all of them or one --by group.
@@ -339,14 +343,14 @@ func (c *collector) report(objs []Objective, compare bool) *Report {
 	for _, k := range keys {
 		rep.Groups = append(rep.Groups, c.groups[k].group(k))
 	}
-	turns := make([]int, 0, len(c.turns))
-	for t := range c.turns {
-		turns = append(turns, t)
+	if c.groupTurns != nil {
+		rep.groupTurns, rep.groupSeries = map[string][]*Group{}, map[string][]point{}
+		for _, k := range keys {
+			rep.groupTurns[k] = turnGroups(c.groupTurns[k])
+			rep.groupSeries[k] = c.groups[k].series
+		}
 	}
-	slices.Sort(turns)
-	for _, t := range turns {
-		rep.turns = append(rep.turns, c.turns[t].group(strconv.Itoa(t)))
-	}
+	rep.turns = turnGroups(c.turns)
 	if c.slo != nil {
 		rep.SLO = c.sloReport(rep, objs)
 	}
@@ -452,4 +456,18 @@ func comparison(groups []*Group) *Comparison {
 		}
 	}
 	return cmp
+}
+
+// turnGroups returns the groups of per-turn accumulators in turn order.
+func turnGroups(accs map[int]*acc) []*Group {
+	turns := make([]int, 0, len(accs))
+	for t := range accs {
+		turns = append(turns, t)
+	}
+	slices.Sort(turns)
+	out := make([]*Group, 0, len(turns))
+	for _, t := range turns {
+		out = append(out, accs[t].group(strconv.Itoa(t)))
+	}
+	return out
 }

@@ -1,8 +1,7 @@
 package stats
 
 import (
-	"encoding/xml"
-	"io"
+	"encoding/json"
 	"math"
 	"os"
 	"strconv"
@@ -14,54 +13,70 @@ import (
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// checkHTML checks that the report is self-contained and well formed: no
-// external resources, every SVG parses as XML, all charts are there.
-func checkHTML(t *testing.T, path string) {
+// checkHTML checks that the report is self-contained (no external
+// resources; the chart library inlined) and that its charts' data are
+// whole: the expected charts, every series as long as its x values, each
+// with some value, and no NaN.
+func checkHTML(t *testing.T, path string, want ...string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(data)
-	for _, bad := range []string{"<script src", "<link ", "http://cdn", "https://", "@import"} {
+	for _, bad := range []string{"<script src", "<link ", "http://", "@import", "https://cdn"} {
 		if strings.Contains(s, bad) {
 			t.Errorf("html: external resource %q", bad)
 		}
 	}
-	for _, want := range []string{"TTFT distribution (CDF)", "E2E latency distribution (CDF)", "TTFT by turn",
-		"Cache hit by turn", "Throughput over time", "Latency over time", "Statistics summary:"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("html: %q missing", want)
-		}
+	if !strings.Contains(s, "uPlot") || !strings.Contains(s, "<h2>Summary</h2>") {
+		t.Error("html: chart library or summary missing")
 	}
-	n := 0
-	for rest := s; ; {
-		i := strings.Index(rest, "<svg")
-		if i < 0 {
-			break
+	charts := htmlCharts(t, s)
+	titles := map[string]bool{}
+	for _, c := range charts {
+		titles[c.Title] = true
+		if len(c.X) == 0 || len(c.Series) == 0 {
+			t.Errorf("html: chart %q has no data", c.Title)
 		}
-		j := strings.Index(rest[i:], "</svg>")
-		if j < 0 {
-			t.Fatal("html: unterminated svg")
-		}
-		svg := rest[i : i+j+len("</svg>")]
-		dec := xml.NewDecoder(strings.NewReader(svg))
-		for {
-			if _, err := dec.Token(); err == io.EOF {
-				break
-			} else if err != nil {
-				t.Fatalf("html: svg %d: %v", n, err)
+		for _, ser := range c.Series {
+			some := false
+			for _, y := range ser.Y {
+				some = some || y != nil
+			}
+			if len(ser.Y) != len(c.X) || !some {
+				t.Errorf("html: chart %q series %q: %d values for %d x, some %v", c.Title, ser.Label, len(ser.Y), len(c.X), some)
 			}
 		}
-		if strings.Count(svg, `class="series"`) == 0 || strings.Contains(svg, "NaN") {
-			t.Errorf("html: svg %d has no series or NaN coordinates", n)
+	}
+	if len(want) == 0 {
+		want = []string{"Requests completed per second", "Output tokens per second", "TTFT and latency over time",
+			"TTFT by percentile", "End-to-end latency by percentile", "TTFT by turn", "Prefix-cache hit by turn"}
+	}
+	for _, w := range want {
+		if !titles[w] {
+			t.Errorf("html: chart %q missing (have %v)", w, titles)
 		}
-		n++
-		rest = rest[i+j:]
 	}
-	if n != 6 {
-		t.Errorf("html: %d charts, want 6", n)
+}
+
+// htmlCharts returns the chart data of a report page.
+func htmlCharts(t *testing.T, page string) []chartSpec {
+	t.Helper()
+	const head = "const CHARTS = "
+	i := strings.Index(page, head)
+	if i < 0 {
+		t.Fatal("html: no chart data")
 	}
+	j := strings.Index(page[i:], ";\n")
+	var charts []chartSpec
+	if err := json.Unmarshal([]byte(page[i+len(head):i+j]), &charts); err != nil {
+		t.Fatalf("html: chart data: %v", err)
+	}
+	if strings.Contains(page[i:i+j], "NaN") {
+		t.Error("html: NaN in the chart data")
+	}
+	return charts
 }
 
 // checkXLSX reopens the workbook and compares its figures with the JSON

@@ -523,6 +523,53 @@ func TestHTMLAndXLSX(t *testing.T) {
 	checkXLSX(t, xlsx, m, len(recs))
 }
 
+// TestHTMLCompare: under --compare every chart has one line per input,
+// drawn against seconds since each run's start, and the values of the
+// percentile chart are each input's own quantiles; records with a backend
+// add the affinity table.
+func TestHTMLCompare(t *testing.T) {
+	t.Parallel()
+	a := genRecords(genConfig{seed: 3, run: "a", convs: 30, maxTurns: 4, itl: true})
+	b := genRecords(genConfig{seed: 4, run: "b", convs: 20, maxTurns: 6, itl: true})
+	for i := range b {
+		b[i].Backend = "replica-" + itoa(i%3)
+	}
+	dir := t.TempDir()
+	pa, pb := writeTemp(t, "a.jsonl", jsonl(t, a)), writeTemp(t, "b.jsonl", jsonl(t, b))
+	html := filepath.Join(dir, "c.html")
+	m, _ := runJSON(t, Options{Inputs: []string{"base=" + pa, "tuned=" + pb}, Compare: true, HTML: html})
+	checkHTML(t, html)
+	data, _ := os.ReadFile(html)
+	page := string(data)
+	for _, c := range htmlCharts(t, page) {
+		if c.Time {
+			t.Errorf("chart %q on the clock under --compare", c.Title)
+		}
+		labels := ""
+		for _, s := range c.Series {
+			labels += s.Label + ";"
+		}
+		if !strings.Contains(labels, "base") || !strings.Contains(labels, "tuned") {
+			t.Errorf("chart %q series %s: want lines of both inputs", c.Title, labels)
+		}
+		if c.Title != "TTFT by percentile" {
+			continue
+		}
+		groups := m["groups"].([]any)
+		for i, s := range c.Series {
+			p50 := groups[i].(map[string]any)["metrics"].(map[string]any)["ttft_ms"].(map[string]any)["p50"].(float64)
+			for k, p := range c.X {
+				if p == 50 && (s.Y[k] == nil || math.Abs(*s.Y[k]-p50) > 1e-9*p50) {
+					t.Errorf("%s: TTFT at the 50th percentile %v, the report's p50 %g", s.Label, s.Y[k], p50)
+				}
+			}
+		}
+	}
+	if !strings.Contains(page, "Session affinity") {
+		t.Error("no affinity table for records with a backend")
+	}
+}
+
 func TestSampleSet(t *testing.T) {
 	t.Parallel()
 	var s sampleSet
