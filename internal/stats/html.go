@@ -68,12 +68,12 @@ func WriteHTML(w io.Writer, rep *Report) error {
 		}
 	}
 	charts := overTimeCharts(runs)
-	for _, m := range []struct{ metric, title string }{
-		{"ttft_ms", "TTFT by percentile"},
-		{"latency_ms", "End-to-end latency by percentile"},
-		{"itl_ms", "Inter-token latency by percentile"},
+	for _, m := range []struct{ metric, title, ylabel string }{
+		{"ttft_ms", "TTFT by percentile", "TTFT (ms)"},
+		{"latency_ms", "End-to-end latency by percentile", "latency (ms)"},
+		{"itl_ms", "Inter-token latency by percentile", "ITL (ms)"},
 	} {
-		if c, ok := percentileChart(runs, m.metric, m.title); ok {
+		if c, ok := percentileChart(runs, m.metric, m.title, m.ylabel); ok {
 			charts = append(charts, c)
 		}
 	}
@@ -104,21 +104,22 @@ func overTimeCharts(runs []run) []chartSpec {
 		return nil
 	}
 	abs := len(withSeries) == 1
-	// One bucket width for all runs: about 100 buckets over the longest.
+	// One bucket width for all runs: about 40 buckets over the longest.
 	longest := 0.0
 	for _, r := range withSeries {
 		t0, t1 := pointSpan(r.series)
 		longest = max(longest, t1-t0)
 	}
-	width := niceWidth(longest / 100)
+	width := niceWidth(longest / 40)
 	rps := chartSpec{Title: "Requests completed per second", YLabel: "requests/s", Time: abs}
 	tps := chartSpec{Title: "Output tokens per second", YLabel: "tokens/s", Time: abs}
-	lat := chartSpec{Title: "TTFT and latency over time", Note: "percentiles of the requests ending in each interval", YLabel: "ms", Time: abs}
+	ttftC := chartSpec{Title: "TTFT over time", Note: "percentiles of the requests ending in each interval", YLabel: "TTFT (ms)", Time: abs}
+	lat := chartSpec{Title: "End-to-end latency over time", Note: "percentiles of the requests ending in each interval", YLabel: "latency (ms)", Time: abs}
 	xlabel := "time"
 	if !abs {
 		xlabel = "seconds since the run's start"
 	}
-	for _, c := range []*chartSpec{&rps, &tps, &lat} {
+	for _, c := range []*chartSpec{&rps, &tps, &ttftC, &lat} {
 		c.XLabel = xlabel
 	}
 	n := int(math.Ceil(longest/width)) + 1
@@ -129,7 +130,7 @@ func overTimeCharts(runs []run) []chartSpec {
 	}
 	for b := range n {
 		x := origin + (float64(b)+0.5)*width
-		rps.X, tps.X, lat.X = append(rps.X, x), append(tps.X, x), append(lat.X, x)
+		rps.X, tps.X, ttftC.X, lat.X = append(rps.X, x), append(tps.X, x), append(ttftC.X, x), append(lat.X, x)
 	}
 	for _, r := range withSeries {
 		t0, _ := pointSpan(r.series)
@@ -170,12 +171,12 @@ func overTimeCharts(runs []run) []chartSpec {
 		}
 		rps.Series, tps.Series = append(rps.Series, rs), append(tps.Series, ts)
 		if len(withSeries) == 1 {
-			lat.Series = append(lat.Series, t50, t99, l50, l99)
+			ttftC.Series, lat.Series = append(ttftC.Series, t50, t99), append(lat.Series, l50, l99)
 		} else {
-			lat.Series = append(lat.Series, t50, l50)
+			ttftC.Series, lat.Series = append(ttftC.Series, t50), append(lat.Series, l50)
 		}
 	}
-	return []chartSpec{rps, tps, lat}
+	return []chartSpec{rps, tps, ttftC, lat}
 }
 
 // pointSpan returns the first start and the last end of pts.
@@ -223,8 +224,8 @@ var percentiles = func() []float64 {
 
 // percentileChart draws a metric's value at each percentile, one line
 // per run: the quantile function, read as "p% of requests took at most y".
-func percentileChart(runs []run, metric, title string) (chartSpec, bool) {
-	c := chartSpec{Title: title, Note: "p% of the samples are at most the value", XLabel: "percentile", YLabel: strings.TrimSuffix(metric, "_ms") + " (ms)", X: percentiles}
+func percentileChart(runs []run, metric, title, ylabel string) (chartSpec, bool) {
+	c := chartSpec{Title: title, Note: "p% of the samples are at most the value", XLabel: "percentile", YLabel: ylabel, X: percentiles}
 	for _, r := range runs {
 		d, ok := r.Sum.Metrics.Get(metric)
 		if !ok || d.Count == 0 || d.quantile == nil {
@@ -378,7 +379,7 @@ for (const c of CHARTS) {
   const opts = {
     title: c.title, width: 580, height: 300,
     scales: {x: {time: !!c.time}, y: {range: yRange}},
-    axes: [xAxis, {label: c.ylabel, size: 64, stroke: "#1d2433", grid: {stroke: "#eef0f4"}, values: (u, vals) => vals.map(fmt)}],
+    axes: [xAxis, {label: c.ylabel, size: 64, stroke: "#1d2433", grid: {stroke: "#eef0f4"}}],
     series: [{label: c.xlabel, value: c.time ? "{YYYY}-{MM}-{DD} {HH}:{mm}:{ss}" : (u, v) => fmt(v)}].concat(
       c.series.map((s, i) => ({label: s.label, stroke: PALETTE[i % PALETTE.length], width: 1.6, spanGaps: true,
         points: {show: !!c.points, size: 5}, value: (u, v) => fmt(v)}))),
