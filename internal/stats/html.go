@@ -3,12 +3,14 @@ package stats
 import (
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 //go:embed htmlassets/uPlot.iife.min.js
@@ -68,6 +70,9 @@ func WriteHTML(w io.Writer, rep *Report) error {
 		}
 	}
 	charts := overTimeCharts(runs)
+	if rep.Compare == nil {
+		charts = append(charts, serverCharts(rep.Server)...)
+	}
 	for _, m := range []struct{ metric, title, ylabel string }{
 		{"ttft_ms", "TTFT by percentile", "TTFT (ms)"},
 		{"latency_ms", "End-to-end latency by percentile", "latency (ms)"},
@@ -177,6 +182,59 @@ func overTimeCharts(runs []run) []chartSpec {
 		}
 	}
 	return []chartSpec{rps, tps, ttftC, lat}
+}
+
+// serverCharts draws the server's own metrics over time, one line per
+// replica, on the clock like the client's charts above them: running and
+// waiting requests, KV-cache usage, the prefix-cache hit rate of each
+// scrape interval and the mean TTFT of the requests started in it.
+func serverCharts(srv *Server) []chartSpec {
+	if srv == nil || len(srv.Replicas) == 0 {
+		return nil
+	}
+	start, err := time.Parse(time.RFC3339Nano, srv.WindowStart)
+	if err != nil {
+		return nil
+	}
+	t0 := float64(start.UnixNano()) / 1e9
+	var xs []float64
+	for _, r := range srv.Replicas {
+		for _, p := range r.Timeline {
+			xs = append(xs, t0+p.T)
+		}
+	}
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	at := func(x float64) int { i, _ := slices.BinarySearch(xs, x); return i }
+	note := "scraped from the server's /metrics (mtrun --metrics-url)"
+	queue := chartSpec{Title: "Server: running and waiting requests", Note: note, XLabel: "time", YLabel: "requests", Time: true, X: xs}
+	kv := chartSpec{Title: "Server: KV-cache usage", Note: note, XLabel: "time", YLabel: "%", Time: true, Percent: true, X: xs}
+	hit := chartSpec{Title: "Server: prefix-cache hit rate per interval", Note: "counter deltas between scrapes", XLabel: "time", YLabel: "%", Time: true, Percent: true, X: xs}
+	ttft := chartSpec{Title: "TTFT of the requests started in each interval", Note: "mean, per replica's scrape interval", XLabel: "time", YLabel: "TTFT (ms)", Time: true, X: xs}
+	for _, r := range srv.Replicas {
+		name := func(s string) string {
+			if len(srv.Replicas) == 1 {
+				return s
+			}
+			return fmt.Sprintf("replica %d %s", r.Replica, s)
+		}
+		run, wait := chartSeries{Label: name("running"), Y: make([]*float64, len(xs))}, chartSeries{Label: name("waiting"), Y: make([]*float64, len(xs))}
+		kvs, hs, ts := chartSeries{Label: name("KV usage"), Y: make([]*float64, len(xs))}, chartSeries{Label: name("hit rate"), Y: make([]*float64, len(xs))}, chartSeries{Label: name("TTFT mean"), Y: make([]*float64, len(xs))}
+		for _, p := range r.Timeline {
+			i := at(t0 + p.T)
+			run.Y[i], wait.Y[i] = num(float64(p.Running)), num(float64(p.Waiting))
+			kvs.Y[i], hs.Y[i], ts.Y[i] = num(float64(p.KVUsage)*100), num(float64(p.HitRate)*100), num(float64(p.TTFTMs))
+		}
+		queue.Series = append(queue.Series, run, wait)
+		kv.Series, hit.Series, ttft.Series = append(kv.Series, kvs), append(hit.Series, hs), append(ttft.Series, ts)
+	}
+	var out []chartSpec
+	for _, c := range []chartSpec{queue, kv, hit, ttft} {
+		if hasValues(c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // pointSpan returns the first start and the last end of pts.
