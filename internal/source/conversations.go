@@ -15,7 +15,7 @@ func init() {
 		Doc:  `mtkit conversation JSONL: one {"id", "messages"} per line (mtgen, mtconvert)`,
 		Detect: func(_ string, head []byte) bool {
 			h := SniffJSON(head)
-			return !h.List && h.Has("id", "messages")
+			return !h.List && h.Has("id", "messages") && !isShareGPT(h)
 		},
 		Open: openConvReader,
 	})

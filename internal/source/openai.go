@@ -11,7 +11,7 @@ func init() {
 		Doc:  `OpenAI chat datasets: {"messages": [{"role", "content"}]} records without ids, JSONL or JSON array (converted as mtconvert does)`,
 		Detect: func(_ string, head []byte) bool {
 			h := SniffJSON(head)
-			return h.Has("messages") && !h.Has("id") && !h.Has("conversations") && !h.Has("conversation")
+			return h.Has("messages") && !h.Has("id") && !isShareGPT(h)
 		},
 		Open: openDataset(convert.FormatOpenAI),
 	})

@@ -11,9 +11,11 @@ func init() {
 		Name: "sharegpt",
 		Doc:  `ShareGPT datasets: {"id", "conversations": [{"from", "value"}]} records, JSON array or JSONL (converted as mtconvert does)`,
 		Detect: func(_ string, head []byte) bool {
-			h := SniffJSON(head)
-			return h.Has("conversations") || h.Has("conversation")
+			return isShareGPT(SniffJSON(head))
 		},
 		Open: openDataset(convert.FormatShareGPT),
 	})
 }
+
+// isShareGPT reports whether h shows ShareGPT's key for the messages.
+func isShareGPT(h JSONHead) bool { return h.Has("conversations") || h.Has("conversation") }

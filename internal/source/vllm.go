@@ -9,7 +9,7 @@ func init() {
 		Doc:  `vLLM's JSON list of {"id", "messages"} conversations`,
 		Detect: func(_ string, head []byte) bool {
 			h := SniffJSON(head)
-			return h.List && h.Has("id", "messages")
+			return h.List && h.Has("id", "messages") && !isShareGPT(h)
 		},
 		Open: openConvReader,
 	})
