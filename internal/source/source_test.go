@@ -166,10 +166,11 @@ func TestGenerateSeed(t *testing.T) {
 // replay stopped reading early.
 func TestDigestDrainsInput(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("testdata/conversations.jsonl")
-	if err != nil {
-		t.Fatal(err)
+	var b strings.Builder
+	for i := 0; b.Len() < 4<<20; i++ { // larger than every read buffer
+		b.WriteString(`{"id":"c` + itoa(i) + `","messages":[{"role":"user","content":"q"}]}` + "\n")
 	}
+	data := []byte(b.String())
 	in, err := Open("-", "", bytes.NewReader(data), Options{})
 	if err != nil {
 		t.Fatal(err)
