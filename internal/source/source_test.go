@@ -378,3 +378,32 @@ func TestRewind(t *testing.T) {
 		}
 	}
 }
+
+// TestCopy writes the sessions of several inputs in order, dropping a
+// repeated id only with dedupe.
+func TestCopy(t *testing.T) {
+	t.Parallel()
+	paths := []string{"testdata/conversations.jsonl", "testdata/vllm.json", "testdata/conversations.jsonl"}
+	for _, dedupe := range []bool{true, false} {
+		var got []string
+		st, err := Copy(context.Background(), writerFunc(func(c *conv.Conversation) error {
+			got = append(got, c.ID)
+			return nil
+		}), paths, "", nil, Options{}, dedupe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"c1", "c2", "c3", "v1", "v2"}
+		if !dedupe {
+			want = append(want, "c1", "c2", "c3")
+		}
+		if !cmp.Equal(got, want) || st.Inputs != 3 || st.Written != len(want) || st.Duplicates != 8-len(want) {
+			t.Errorf("dedupe %v: wrote %v, stats %+v", dedupe, got, st)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Copy(ctx, writerFunc(func(*conv.Conversation) error { return nil }), paths, "", nil, Options{}, true); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled: %v", err)
+	}
+}
