@@ -297,8 +297,10 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	if source.IsBadInput(runErr) {
 		runErr = command.Exit(command.ExitUsage, runErr) // bad input, like a bad flag
 	}
+	// The digest reads what the run left of the input; not after an
+	// interrupt, which must not wait for the rest of a long input.
 	digest, derr := "", error(nil)
-	if sum != nil {
+	if sum != nil && stop.Err() == nil {
 		digest, derr = in.Digest()
 	}
 	// The first error is the one reported: a write error during the run
