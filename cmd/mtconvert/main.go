@@ -39,7 +39,7 @@ func run(ctx context.Context, args []string, s command.Streams) int {
 	app.UsageText = usageText
 	app.Flags = []cli.Flag{
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write conversations to `FILE` (.gz/.zst compress; - is stdout)"},
-		&cli.StringFlag{Name: "from", Value: "auto", Usage: "input `FORMAT`: auto (detect per input) or one of mtrun's input formats: " + strings.Join(source.Names(), ", ") + " (sharegpt, openai, vllm and conversations are converted with the options below; the others are written as read)"},
+		&cli.StringFlag{Name: "from", Value: "auto", Usage: "input `FORMAT`: auto (detect per input); sharegpt, openai, vllm or conversations (converted with the options below); or another of mtrun's --input-format formats, e.g. generate or a trace (written as read; an unknown FORMAT lists them all)"},
 		&cli.StringFlag{Name: "parts", Value: "adjacent", Usage: "merge ShareGPT id_N parts `MODE`: adjacent (streaming), all (holds the input in memory) or none"},
 		&cli.StringFlag{Name: "alternation", Value: "repair", Usage: "`MODE` for roles that do not alternate user/assistant: repair (merge repeats, drop leading assistant) or drop"},
 		&cli.StringFlag{Name: "system", Value: "keep", Usage: "system messages `MODE`: keep (leading ones) or drop"},

@@ -53,7 +53,6 @@ func TestGolden(t *testing.T) {
 		{"openai", `{"messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"q"}]},{"role":"assistant","content":"a"},{"role":"user","content":"q2"}]}` + "\n", 0, []string{"--from", "openai"}},
 		{"vllm", `[{"id":"v1","messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}]`, 0, nil},
 		{"bad_flag", "", 2, []string{"--nope"}},
-		{"bad_from", "", 2, []string{"--from", "csv"}},
 		{"generate", "", 0, []string{"--from", "generate", "../../internal/source/testdata/generate.json"}},
 		{"generate_detected", "", 0, []string{"../../internal/source/testdata/generate.json"}},
 		{"generate_filter", "", 2, []string{"--min-turns", "2", "../../internal/source/testdata/generate.json"}},

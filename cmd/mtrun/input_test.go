@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/source"
 )
@@ -128,10 +130,14 @@ func TestInputFormats(t *testing.T) {
 // that lists the formats.
 func TestInputFormatFlag(t *testing.T) {
 	t.Parallel()
+	got := mtrun(t, "", nil, "--url", "http://127.0.0.1:1", "--input-format", "csv")
+	if want := `mtrun: --input-format: unknown input format "csv": want one of ` + strings.Join(source.Names(), ", ") + "\n"; got.code != 2 || got.stderr != want || got.stdout != "" {
+		t.Errorf("unknown format: exit %d, stdout %q, stderr %q; want 2 and %q", got.code, got.stdout, got.stderr, want)
+	}
 	// OpenAI content parts are not conversation JSONL, but the converter
 	// reads them.
 	input := `{"id":"p1","messages":[{"role":"user","content":[{"type":"text","text":"q"}]},{"role":"assistant","content":"a"}]}` + "\n"
-	got := mtrun(t, input, nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--quiet")
+	got = mtrun(t, input, nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--quiet")
 	if got.code != 2 || !strings.Contains(got.stderr, "stdin:1: messages.content") {
 		t.Errorf("detected as conversations: exit %d, stderr %q", got.code, got.stderr)
 	}
@@ -156,5 +162,47 @@ func TestBadLineMidRun(t *testing.T) {
 	}
 	if recs := readRecords(t, got.stdoutBytes, "stdout"); len(recs) != 2 {
 		t.Errorf("%d records, want the 2 before the bad line", len(recs))
+	}
+}
+
+// A test-only timed format: one session per line after "#test-timed".
+func init() {
+	source.Register(source.Format{
+		Name:   "test-timed",
+		Doc:    "test only",
+		Timed:  true,
+		Detect: func(_ string, head []byte) bool { return strings.HasPrefix(string(head), "#test-timed\n") },
+		Open: func(r io.Reader, _ string, _ source.Options) (source.Source, error) {
+			b, err := io.ReadAll(r)
+			var convs []conv.Conversation
+			for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+				ts := float64(i)
+				convs = append(convs, conv.Conversation{ID: line, Messages: []conv.Message{{Role: conv.RoleUser, Content: line, TimestampMs: &ts}}})
+			}
+			return source.Slice(convs), err
+		},
+	})
+}
+
+// TestTimedInput: the options say whether the input's format carries
+// trace timestamps.
+func TestTimedInput(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		input string
+		timed bool
+	}{
+		{"#test-timed\na\nb\n", true},
+		{convJSONL(1, 1, 1), false},
+	} {
+		o := &options{input: "-", tokenizer: "none"}
+		in, err := openInput(o, command.Streams{In: strings.NewReader(tc.input), Err: io.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Close()
+		if o.timed != tc.timed {
+			t.Errorf("%s: timed %v, want %v", in.Format.Name, o.timed, tc.timed)
+		}
 	}
 }

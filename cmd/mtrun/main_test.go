@@ -57,7 +57,6 @@ func TestGolden(t *testing.T) {
 		{"time-scale-and-clients", []string{"--url", "http://127.0.0.1:1", "--time-scale", "0.5", "--clients", "3"}, "", 2},
 		{"time-scale-untimed", []string{"--url", "http://127.0.0.1:1", "--tokenizer", "none", "--time-scale", "0.1"},
 			`{"id":"c","messages":[{"role":"user","content":"hi"}]}` + "\n", 2},
-		{"bad-input-format", []string{"--url", "http://127.0.0.1:1", "--input-format", "csv"}, "", 2},
 		{"bad-conversation", []string{"--url", "http://127.0.0.1:1", "--tokenizer", "none", "testdata/bad-conversation.jsonl"}, "", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mtkit/mtkit/internal/command"
+	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/source"
+)
+
+// A test-only timed format ("#test-trace" then "session,timestamp_ms,prompt"
+// lines), registered as a trace format file registers itself: mtconvert
+// takes it with --from and detects it, and writes its sessions with
+// timestamp_ms and history.
+func init() {
+	source.Register(source.Format{
+		Name:  "test-trace",
+		Doc:   "test only",
+		Timed: true,
+		Detect: func(_ string, head []byte) bool {
+			return strings.HasPrefix(string(head), "#test-trace\n")
+		},
+		Open: func(r io.Reader, name string, _ source.Options) (source.Source, error) {
+			sc := bufio.NewScanner(r)
+			var convs []conv.Conversation
+			for line := 1; sc.Scan(); line++ {
+				if line == 1 {
+					continue
+				}
+				f := strings.SplitN(sc.Text(), ",", 3)
+				ts, err := strconv.ParseFloat(f[1], 64)
+				if len(f) != 3 || err != nil {
+					return nil, fmt.Errorf("%s:%d: timestamp_ms: bad line", name, line)
+				}
+				convs = append(convs, conv.Conversation{ID: f[0], History: conv.HistoryNone,
+					Messages: []conv.Message{{Role: conv.RoleUser, Content: f[2], TimestampMs: &ts}}})
+			}
+			return source.Slice(convs), sc.Err()
+		},
+	})
+}
+
+func TestTraceFormat(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "trace.csv")
+	if err := os.WriteFile(path, []byte("#test-trace\ns1,0,first\ns2,250.5,second\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":"s1","messages":[{"role":"user","content":"first","timestamp_ms":0}],"history":"none"}
+{"id":"s2","messages":[{"role":"user","content":"second","timestamp_ms":250.5}],"history":"none"}
+`
+	for _, args := range [][]string{{"--from", "test-trace", "-q", path}, {"-q", path}} {
+		var out, errb strings.Builder
+		code := run(context.Background(), append([]string{"mtconvert"}, args...), command.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+		if code != 0 || out.String() != want {
+			t.Errorf("%q: exit %d, stderr %q, output:\n%s", args, code, errb.String(), out.String())
+		}
+	}
+}
+
+// TestUnknownFrom: an unknown --from is a usage error listing every
+// registered format.
+func TestUnknownFrom(t *testing.T) {
+	t.Parallel()
+	var out, errb strings.Builder
+	code := run(context.Background(), []string{"mtconvert", "--from", "csv"}, command.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	want := `mtconvert: --from: format "csv": want auto or one of ` + strings.Join(source.Names(), ", ") + "\n"
+	if code != 2 || errb.String() != want || !strings.Contains(want, "test-trace") {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errb.String(), want)
+	}
+}
