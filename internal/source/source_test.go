@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -405,5 +406,34 @@ func TestCopy(t *testing.T) {
 	cancel()
 	if _, err := Copy(ctx, writerFunc(func(*conv.Conversation) error { return nil }), paths, "", nil, Options{}, true); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled: %v", err)
+	}
+}
+
+// TestCompressedInput: detection and the digest see the decompressed
+// bytes.
+func TestCompressedInput(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(sharegptFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/sharegpt.json.gz"
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(data)
+	zw.Close()
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := Open(path, "", nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	got := readAll(t, in)
+	sum := sha256.Sum256(data)
+	d, err := in.Digest()
+	if in.Format.Name != "sharegpt" || len(got) != 12 || err != nil || d != hex.EncodeToString(sum[:]) {
+		t.Errorf("format %q, %d sessions, digest %q (%v)", in.Format.Name, len(got), d, err)
 	}
 }
