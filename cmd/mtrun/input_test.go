@@ -194,6 +194,7 @@ func TestTimedInput(t *testing.T) {
 	}{
 		{"#test-timed\na\nb\n", true},
 		{convJSONL(1, 1, 1), false},
+		{`{"id":"a","messages":[{"role":"user","content":"q","timestamp_ms":5}]}` + "\n", true},
 	} {
 		o := &options{input: "-", tokenizer: "none"}
 		in, err := openInput(o, command.Streams{In: strings.NewReader(tc.input), Err: io.Discard})

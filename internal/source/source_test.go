@@ -437,3 +437,28 @@ func TestCompressedInput(t *testing.T) {
 		t.Errorf("format %q, %d sessions, digest %q (%v)", in.Format.Name, len(got), d, err)
 	}
 }
+
+// TestTimed: an input is timed when its first session carries
+// timestamp_ms (a trace written out by mtconvert); a timed format is
+// tested in cmd/mtrun (TestTimedInput).
+func TestTimed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		input string
+		timed bool
+	}{
+		{"#tsv-sessions\na\tq\n", false},
+		{`{"id":"a","messages":[{"role":"user","content":"q"}]}`, false},
+		{`{"id":"a","messages":[{"role":"user","content":"q","timestamp_ms":12.5}],"history":"none"}`, true},
+		{`{"id":"a","messages":[{"role":"user","content":"q"}]}` + "\n" + `{"id":"b","messages":[{"role":"user","content":"q","timestamp_ms":1}]}`, false},
+	} {
+		in, err := Open("-", "", strings.NewReader(tc.input), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Timed() != tc.timed {
+			t.Errorf("%s: Timed %v, want %v", tc.input, in.Timed(), tc.timed)
+		}
+		in.Close()
+	}
+}
