@@ -77,3 +77,41 @@ func TestUnknownFrom(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errb.String(), want)
 	}
 }
+
+// TestMooncakeOut: a real Mooncake excerpt, named or detected, is written
+// as conversation JSONL that mtrun reads back as the same timed sessions.
+func TestMooncakeOut(t *testing.T) {
+	t.Parallel()
+	const trace = "../../internal/source/testdata/traces/mooncake_conversation_head300.jsonl"
+	in, err := source.Open(trace, "", nil, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []conv.Conversation
+	for c, ok := in.Next(); ok; c, ok = in.Next() {
+		want = append(want, c)
+	}
+	in.Close()
+	for _, args := range [][]string{{"--from", "mooncake", "-q", trace}, {"-q", trace}} {
+		var out, errb strings.Builder
+		code := run(context.Background(), append([]string{"mtconvert"}, args...), command.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, errb.String())
+		}
+		back, err := source.Open("-", "", strings.NewReader(out.String()), source.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for c, ok := back.Next(); ok; c, ok = back.Next() {
+			if n < len(want) && (c.ID != want[n].ID || c.History != want[n].History || len(c.Messages) != len(want[n].Messages) || *c.Messages[0].TimestampMs != *want[n].Messages[0].TimestampMs) {
+				t.Errorf("%q: session %d: %s differs from the trace's %s", args, n, c.ID, want[n].ID)
+			}
+			n++
+		}
+		if err := back.Err(); err != nil || n != len(want) || back.Format.Name != "conversations" || !back.Timed() {
+			t.Errorf("%q: %d sessions read back (want %d) as %s, timed %v: %v", args, n, len(want), back.Format.Name, back.Timed(), err)
+		}
+		back.Close()
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -60,6 +61,28 @@ func TestDetect(t *testing.T) {
 				t.Errorf("error %q does not name the input", err)
 			}
 		})
+	}
+}
+
+// TestDetectTraces: the trace fixtures are each detected as their format
+// by Open (one match among every registered format) and are timed.
+func TestDetectTraces(t *testing.T) {
+	t.Parallel()
+	for file, want := range map[string]string{
+		"testdata/traces/azure_llm_2023_code_head500.csv":     "azure",
+		"testdata/traces/bailian_constructed.jsonl":           "bailian",
+		"testdata/traces/burstgpt_constructed.csv":            "burstgpt",
+		"testdata/traces/mooncake_conversation_head300.jsonl": "mooncake",
+	} {
+		in, err := Open(file, "", nil, Options{})
+		if err != nil {
+			t.Errorf("%s: %v", file, err)
+			continue
+		}
+		if in.Format.Name != want || !in.Timed() {
+			t.Errorf("%s: detected %q, timed %v; want %q, timed", file, in.Format.Name, in.Timed(), want)
+		}
+		in.Close()
 	}
 }
 
@@ -146,7 +169,8 @@ func TestOneFileFormat(t *testing.T) {
 // head and is the only one that does; every failure is a bad input that
 // names the input.
 func FuzzDetect(f *testing.F) {
-	for _, path := range []string{"testdata/conversations.jsonl", "testdata/vllm.json", "testdata/openai.jsonl", "testdata/generate.json", sharegptFile} {
+	traces, _ := filepath.Glob("testdata/traces/*_*.*")
+	for _, path := range append([]string{"testdata/conversations.jsonl", "testdata/vllm.json", "testdata/openai.jsonl", "testdata/generate.json", sharegptFile}, traces...) {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)

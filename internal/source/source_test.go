@@ -268,7 +268,7 @@ func TestOpenErrors(t *testing.T) {
 		{"white space", " \n\t\n", "", ErrEmpty, "stdin: no conversations"},
 		{"empty named", "", "conversations", ErrEmpty, "stdin: no conversations (format conversations)"},
 		{"not json", "hello world\n", "", ErrUnknownFormat, "stdin:1: invalid character"},
-		{"unknown object", `{"a": 1}` + "\n", "", ErrUnknownFormat, "known formats: conversations, generate, openai, sharegpt"},
+		{"unknown object", `{"a": 1}` + "\n", "", ErrUnknownFormat, "known formats: " + strings.Join(Names(), ", ") + ";"},
 		{"bad first record", `{"id":"a","messages":[{"role":"bot","content":"x"}]}` + "\n", "", nil, `stdin:1: messages[0].role: "bot" is not system, user, assistant or tool`},
 		{"bad first element", `[{"id":"a","messages":[]}]`, "", nil, "stdin:1: list element 1: messages: missing or empty"},
 		{"sharegpt all malformed", `{"id":"a","conversations":[{"from":"human"}]}` + "\n", "", ErrEmpty, "stdin: no conversations (format sharegpt)"},
@@ -285,7 +285,7 @@ func TestOpenErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Open("-", "nosuch", strings.NewReader("{}"), Options{}); err == nil || !strings.Contains(err.Error(), `unknown input format "nosuch": want one of conversations, generate, openai, sharegpt`) {
+	if _, err := Open("-", "nosuch", strings.NewReader("{}"), Options{}); err == nil || !strings.HasSuffix(err.Error(), `unknown input format "nosuch": want one of `+strings.Join(Names(), ", ")) {
 		t.Errorf("unknown --input-format: %v", err)
 	}
 	if _, err := Open("testdata/no-such-file.jsonl", "", nil, Options{}); err == nil || !strings.Contains(err.Error(), "no-such-file.jsonl") || IsBadInput(err) {
