@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/convert"
 	"github.com/mtkit/mtkit/internal/iox"
+	"github.com/mtkit/mtkit/internal/source"
 	"github.com/mtkit/mtkit/internal/tokenize"
 )
 
@@ -37,7 +39,7 @@ func run(ctx context.Context, args []string, s command.Streams) int {
 	app.UsageText = usageText
 	app.Flags = []cli.Flag{
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write conversations to `FILE` (.gz/.zst compress; - is stdout)"},
-		&cli.StringFlag{Name: "from", Value: "auto", Usage: "input `FORMAT`: auto (detect per input), sharegpt, openai or vllm"},
+		&cli.StringFlag{Name: "from", Value: "auto", Usage: "input `FORMAT`: auto (detect per input); sharegpt, openai, vllm or conversations (converted with the options below); or another of mtrun's --input-format formats, e.g. generate or a trace (written as read; an unknown FORMAT lists them all)"},
 		&cli.StringFlag{Name: "parts", Value: "adjacent", Usage: "merge ShareGPT id_N parts `MODE`: adjacent (streaming), all (holds the input in memory) or none"},
 		&cli.StringFlag{Name: "alternation", Value: "repair", Usage: "`MODE` for roles that do not alternate user/assistant: repair (merge repeats, drop leading assistant) or drop"},
 		&cli.StringFlag{Name: "system", Value: "keep", Usage: "system messages `MODE`: keep (leading ones) or drop"},
@@ -62,6 +64,9 @@ func action(c *cli.Context, s command.Streams) error {
 	opts, err := options(c, s)
 	if err != nil {
 		return err
+	}
+	if format := sessionFormat(c, opts); format != "" {
+		return copySessions(c, s, opts, format)
 	}
 	out, err := iox.Create(c.String("output"), s.Out)
 	if err != nil {
@@ -114,7 +119,13 @@ func options(c *cli.Context, s command.Streams) (convert.Options, error) {
 	}
 	var err error
 	if o.From, err = convert.ParseFormat(c.String("from")); err != nil {
-		return o, command.Usagef("--from: %v", err)
+		if _, ok := source.Lookup(c.String("from")); !ok {
+			return o, command.Usagef("--from: format %q: want auto or one of %s", c.String("from"), strings.Join(source.Names(), ", "))
+		}
+		o.From = convert.FormatAuto // read by internal/source: see sessionFormat
+	}
+	if c.String("from") == "conversations" {
+		o.From = convert.FormatOpenAI // OpenAI records with ids
 	}
 	if o.Parts, err = convert.ParsePartsMode(c.String("parts")); err != nil {
 		return o, command.Usagef("--parts: %v", err)

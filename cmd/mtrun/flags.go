@@ -105,6 +105,7 @@ before each turn, per user (a think time, not an arrival rate).`
 		&cli.DurationFlag{Name: "metrics-interval", Value: metrics.DefaultInterval, Usage: "time `D` between two scrapes"},
 		&cli.StringFlag{Name: "metrics-file", Usage: "series `FILE` (default: next to --records FILE, *.metrics.jsonl)"},
 		&cli.BoolFlag{Name: "no-metrics", Usage: "do not scrape the server's metrics"},
+		&cli.StringFlag{Name: "input-format", Usage: "read the input as `FORMAT` instead of detecting it: conversations, vllm, sharegpt, openai, generate or a trace format (an unknown FORMAT lists them all; docs/mtrun.md, \"Inputs\")"},
 		debugFlag(), // hidden: debug.go
 	}
 	app.Flags = append(app.Flags, vllmFlags()...)

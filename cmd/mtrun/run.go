@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +17,6 @@ import (
 
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/conv"
-	"github.com/mtkit/mtkit/internal/gen"
 	"github.com/mtkit/mtkit/internal/iox"
 	"github.com/mtkit/mtkit/internal/metrics"
 	"github.com/mtkit/mtkit/internal/record"
@@ -33,6 +30,7 @@ import (
 type options struct {
 	replay     replay.Options
 	input      string
+	inputFmt   string // --input-format; "" detects
 	tokenizer  string
 	records    string
 	convOut    string
@@ -58,6 +56,7 @@ type options struct {
 func optionsFrom(c *cli.Context) (*options, error) {
 	o := &options{
 		input:      c.String("input-file"),
+		inputFmt:   c.String("input-format"),
 		tokenizer:  c.String("tokenizer"),
 		records:    c.String("records"),
 		convOut:    c.String("output-file"),
@@ -82,6 +81,11 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	}
 	if o.input == "" {
 		o.input = "-"
+	}
+	if o.inputFmt != "" {
+		if _, err := source.LookupUsage(o.inputFmt); err != nil {
+			return nil, command.Usagef("--input-format: %v", err)
+		}
 	}
 	r := &o.replay
 	r.URL = c.String("url")
@@ -214,10 +218,11 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		}
 		o.replay.Tokenizer = tok
 	}
-	convs, digest, err := loadInput(ctx, o, s)
+	in, err := openInput(o, s)
 	if err != nil {
 		return err
 	}
+	defer in.Close()
 	if err := o.chooseSchedule(); err != nil {
 		return err
 	}
@@ -227,7 +232,8 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	started := time.Now()
 	// The manifest is written now, without a summary, so that a path that
 	// cannot be written fails before the run rather than after it.
-	if err := writeManifest(o, nil, digest, started, s.Out); err != nil {
+	// The input's digest is known at its end: it is in the final write.
+	if err := writeManifest(o, nil, "", started, s.Out); err != nil {
 		return err
 	}
 	if o.sim {
@@ -269,26 +275,40 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	var sum *replay.Summary
 	var runErr error
 	var warmSec *float64
+	var src source.Source = in
 	if o.warmupStep {
+		// vLLM's warmup sends the first turn of every conversation, then
+		// the replay starts over: the conversations are kept in between.
+		first, again := source.Rewind(in)
 		warm := o.replay
 		warm.Phase = record.PhaseWarmup
 		warm.MaxTurns, warm.Loop, warm.Duration, warm.MaxRequests = 1, false, 0, 0
 		warm.Schedule = nil // first turns in closed loop, whatever the run's schedule
-		sum, runErr = replay.Run(stop, abort, warm, source.Slice(convs), replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
+		sum, runErr = replay.Run(stop, abort, warm, first, replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
 		if sum != nil {
 			o.replay.FirstSeq = sum.NextSeq
 			warmSec = record.Ptr(sum.Elapsed.Seconds())
 		}
+		src = again()
 	}
 	if runErr == nil && stop.Err() == nil {
-		sum, runErr = replay.Run(stop, abort, o.replay, source.Slice(convs), sink)
+		sum, runErr = replay.Run(stop, abort, o.replay, src, sink)
+	}
+	if source.IsBadInput(runErr) {
+		runErr = command.Exit(command.ExitUsage, runErr) // bad input, like a bad flag
+	}
+	// The digest reads what the run left of the input; not after an
+	// interrupt, which must not wait for the rest of a long input.
+	digest, derr := "", error(nil)
+	if sum != nil && stop.Err() == nil {
+		digest, derr = in.Digest()
 	}
 	// The first error is the one reported: a write error during the run
 	// before one closing the outputs, before one writing the manifest.
 	// The others go to stderr.
-	errs := []error{runErr, outs.close()}
+	errs := []error{runErr, outs.close(), derr}
 	if sum != nil {
-		errs = append(errs, o.vllm.write(len(convs), warmSec, time.Now()), writeManifest(o, sum, digest, started, s.Out))
+		errs = append(errs, o.vllm.write(in.Sessions(), warmSec, time.Now()), writeManifest(o, sum, digest, started, s.Out))
 		if !o.quiet {
 			printSummary(s.Err, sum)
 		}
@@ -347,87 +367,26 @@ func firstError(w io.Writer, errs ...error) error {
 	return first
 }
 
-// loadInput reads every conversation of the input and a SHA-256 of its
-// bytes; a generate_conversations config is generated from in-process.
-func loadInput(ctx context.Context, o *options, s command.Streams) ([]conv.Conversation, string, error) {
-	if isGeneratorConfig(o.input) {
-		return generate(ctx, o, s.Err)
+// openInput opens the input in its format (--input-format, or
+// detected); a generate_conversations config is generated from
+// in-process.
+func openInput(o *options, s command.Streams) (*source.Input, error) {
+	so := source.Options{Log: s.Err}
+	if o.tokenizer != "none" {
+		so.Tokenizer = o.tokenizer
 	}
-	in, err := iox.Open(o.input, s.In)
+	if o.genSeed != nil {
+		so.Seed, so.SeedSet = *o.genSeed, true
+	}
+	in, err := source.Open(o.input, o.inputFmt, s.In, so)
+	if source.IsBadInput(err) {
+		return nil, command.Exit(command.ExitUsage, err) // bad input, like a bad flag
+	}
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	defer in.Close()
-	h := sha256.New()
-	r := conv.NewReader(io.TeeReader(in, h), in.Name)
-	var convs []conv.Conversation
-	for r.Scan() {
-		convs = append(convs, r.Conversation())
-	}
-	if err := r.Err(); err != nil {
-		var bad *conv.SyntaxError
-		if errors.As(err, &bad) {
-			return nil, "", command.Exit(command.ExitUsage, err) // bad input, like a bad flag
-		}
-		return nil, "", err
-	}
-	if len(convs) == 0 {
-		return nil, "", fmt.Errorf("%s: no conversations", in.Name)
-	}
-	return convs, hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// isGeneratorConfig reports whether path is a file holding one JSON object
-// with vLLM's generate_conversations fields (rather than a conversation).
-func isGeneratorConfig(path string) bool {
-	if path == "-" {
-		return false
-	}
-	in, err := iox.Open(path, nil)
-	if err != nil {
-		return false
-	}
-	defer in.Close()
-	var head map[string]json.RawMessage
-	if json.NewDecoder(io.LimitReader(in, 1<<20)).Decode(&head) != nil {
-		return false
-	}
-	_, hasMessages := head["messages"]
-	_, hasPrompt := head["prompt_input"]
-	return !hasMessages && (hasPrompt || string(head["filetype"]) == `"`+gen.Filetype+`"`)
-}
-
-// collector keeps generated conversations in memory.
-type collector []conv.Conversation
-
-func (c *collector) Write(cv *conv.Conversation) error {
-	*c = append(*c, *cv)
-	return nil
-}
-
-// generate runs mtgen's generator on the config; the digest is the config
-// file's.
-func generate(ctx context.Context, o *options, stderr io.Writer) ([]conv.Conversation, string, error) {
-	spec := o.tokenizer
-	if spec == "none" || spec == "" {
-		spec = tokenize.Default
-	}
-	tok, err := tokenize.Load(spec)
-	if err != nil {
-		return nil, "", err
-	}
-	data, err := os.ReadFile(o.input)
-	if err != nil {
-		return nil, "", err
-	}
-	var convs collector
-	opts := gen.Options{ConfigPath: o.input, Tokenizer: tok, TokenizerName: spec}
-	opts.Overrides.Seed = o.genSeed
-	if _, err := gen.Run(ctx, opts, &convs, stderr); err != nil {
-		return nil, "", err
-	}
-	sum := sha256.Sum256(data)
-	return convs, hex.EncodeToString(sum[:]), nil
+	o.timed = in.Timed()
+	return in, nil
 }
 
 func printSummary(w io.Writer, s *replay.Summary) {

@@ -236,7 +236,7 @@ func TestRunErrors(t *testing.T) {
 			t.Parallel()
 			got := mtrun(t, tc.stdin, nil, tc.args...)
 			code := 1
-			if tc.name == "bad input" {
+			if tc.name == "bad input" || tc.name == "empty input" {
 				code = 2 // a bad input is a usage error
 			}
 			if got.code != code || got.stdout != "" || !strings.Contains(got.stderr, tc.want) || !strings.HasPrefix(got.stderr, "mtrun: ") {

@@ -100,7 +100,7 @@ func (o *Options) Validate() error {
 // runner is the state of one Run.
 type runner struct {
 	opts     Options
-	w        *conv.Writer
+	w        Writer
 	sum      *Summary
 	filter   filter
 	ids      map[string]struct{}
@@ -109,12 +109,17 @@ type runner struct {
 	warnings int
 }
 
+// Writer receives the converted conversations; *conv.Writer is one.
+type Writer interface {
+	Write(c *conv.Conversation) error
+}
+
 // Run converts opts.Inputs to conversations written to w and returns what
 // it did. A malformed record is skipped with a warning (or, with Strict,
 // returned as a *jsonl.Error "file:line: field: problem"). Read and write
 // errors and ctx's cancellation end the run; the summary so far is
 // returned with the error. Run does not flush w.
-func Run(ctx context.Context, opts Options, w *conv.Writer) (*Summary, error) {
+func Run(ctx context.Context, opts Options, w Writer) (*Summary, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}

@@ -44,6 +44,10 @@ type Options struct {
 	// ConfigPath is a generate_conversations JSON config; "" means
 	// DefaultConfig.
 	ConfigPath string
+	// ConfigData, if not nil, is the config's content, read from
+	// ConfigPath by the caller (or from stdin: ConfigPath then only names
+	// it in errors and resolves relative text_files).
+	ConfigData []byte
 	// Overrides replace the config's settings (command-line flags).
 	Overrides Overrides
 	// Tokenizer counts tokens; every user message has exactly its Tokens
@@ -69,7 +73,13 @@ const (
 // conversations written.
 func Run(ctx context.Context, o Options, w Writer, stderr io.Writer) (int, error) {
 	cfg := DefaultConfig()
-	if o.ConfigPath != "" {
+	switch {
+	case o.ConfigData != nil:
+		var err error
+		if cfg, err = ParseConfig(o.ConfigData, o.ConfigPath); err != nil {
+			return 0, err
+		}
+	case o.ConfigPath != "":
 		var err error
 		if cfg, err = LoadConfig(o.ConfigPath); err != nil {
 			return 0, err

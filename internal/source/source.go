@@ -54,6 +54,13 @@ type Options struct {
 	Tokenizer string
 	// Seed seeds synthesized text and sampling.
 	Seed uint64
+	// SeedSet says Seed was given; formats with a seed of their own (a
+	// generate_conversations config) keep theirs otherwise.
+	SeedSet bool
+	// Log receives warnings about the input (records a converter skipped,
+	// conversations it dropped) and statistics a format prints; nil
+	// discards them.
+	Log io.Writer
 }
 
 var (
