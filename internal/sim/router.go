@@ -79,13 +79,27 @@ func (r *Router) Stats() RouterStats {
 // backendName is the name of replica i in the BackendHeader.
 func backendName(i int) string { return "replica-" + strconv.Itoa(i) }
 
-// ServeHTTP routes completion requests; the models list, health and
-// /sim/stats (the RouterStats) are answered for the whole.
+// ServeHTTP routes completion requests; /replica/K/PATH reaches replica
+// K's own PATH (e.g. its /metrics); other paths are replica 0's, except
+// /sim/stats, which serves the RouterStats.
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	path := strings.TrimSuffix(req.URL.Path, "/")
 	if path == "/sim/stats" {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(r.Stats())
+		return
+	}
+	if rest, ok := strings.CutPrefix(path, "/replica/"); ok {
+		// /replica/K/PATH is replica K's own PATH (its /metrics, say).
+		k, sub, _ := strings.Cut(rest, "/")
+		i, err := strconv.Atoi(k)
+		if err != nil || i < 0 || i >= len(r.replicas) {
+			http.NotFound(w, req)
+			return
+		}
+		req2 := req.Clone(req.Context())
+		req2.URL.Path = "/" + sub
+		r.replicas[i].ServeHTTP(w, req2)
 		return
 	}
 	if !strings.HasSuffix(path, "completions") {

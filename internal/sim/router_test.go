@@ -2,7 +2,10 @@ package sim
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -80,6 +83,22 @@ func TestRouter(t *testing.T) {
 			}
 			if len(st.Replicas) != 4 {
 				t.Errorf("%d replica stats", len(st.Replicas))
+			}
+			// Each replica's own /metrics counts its own requests.
+			for i, rs := range srv.Router.Stats().Replicas {
+				resp, err := http.Get(srv.URL + "/replica/" + strconv.Itoa(i) + "/metrics")
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				want := fmt.Sprintf("vllm:prompt_tokens_total{engine=\"0\",model_name=%q} %d", DefaultModel, rs.PromptTokens)
+				if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+					t.Errorf("replica %d /metrics: status %d, no %q in\n%s", i, resp.StatusCode, want, body)
+				}
+			}
+			if resp, err := http.Get(srv.URL + "/replica/9/metrics"); err != nil || resp.StatusCode != http.StatusNotFound {
+				t.Errorf("replica 9: %v %v", resp, err)
 			}
 		})
 	}
