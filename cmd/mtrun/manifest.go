@@ -83,6 +83,7 @@ func writeManifest(o *options, sum *replay.Summary, digest string, started time.
 			"limit_min_tokens": r.LimitMinTokens, "limit_max_tokens": r.LimitMaxTokens,
 			"max_retries": r.MaxRetries, "on_failure": r.OnFailure, "request_timeout": r.RequestTimeout.String(),
 			"headers": headerNames(o), "extra_body": r.ExtraBody, "sim_config": o.simSpec,
+			"segment": o.scale.seg.String(), "start_at": o.scale.startAtString(),
 		},
 	}
 	if sum != nil {

@@ -51,6 +51,9 @@ type options struct {
 	timed   bool
 	sched   scheduleFlags  // --users, --user-gap, --time-scale
 	metrics metricsOptions // metrics.go
+	timed   bool
+	sched   scheduleFlags // --users, --user-gap, --time-scale
+	scale   scaleOut      // segment.go
 }
 
 func optionsFrom(c *cli.Context) (*options, error) {
@@ -186,6 +189,9 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	if o.sched, err = scheduleFlagsFrom(c); err != nil {
 		return nil, err
 	}
+	if err := scaleFrom(c, o); err != nil {
+		return nil, err
+	}
 	if o.sim && r.URL != "" && c.IsSet("url") {
 		return nil, command.Usagef("--sim and --url exclude each other")
 	}
@@ -271,6 +277,10 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	}
 	if command.IsTerminal(s.Err) && !o.quiet {
 		sink.Progress = s.Err
+	}
+	convs = o.scale.sessions(convs)
+	if err := o.scale.wait(stop, s.Err, o.quiet); err != nil {
+		return err
 	}
 	var sum *replay.Summary
 	var runErr error

@@ -56,19 +56,19 @@ const IndexEnv = "JOB_COMPLETION_INDEX"
 func Parse(s string) (Segment, error) {
 	is, ns, ok := strings.Cut(strings.TrimSpace(s), "/")
 	if !ok {
-		return Segment{}, fmt.Errorf("segment %q: want i/N, e.g. 0/4 (i from 0 to N-1)", s)
+		return Segment{}, fmt.Errorf("--segment %q: want i/N, e.g. 0/4 (i from 0 to N-1)", s)
 	}
 	i, err := strconv.Atoi(strings.TrimSpace(is))
 	if err != nil {
-		return Segment{}, fmt.Errorf("segment %q: index %q is not a whole number", s, is)
+		return Segment{}, fmt.Errorf("--segment %q: index %q is not a whole number", s, is)
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(ns))
 	if err != nil {
-		return Segment{}, fmt.Errorf("segment %q: count %q is not a whole number", s, ns)
+		return Segment{}, fmt.Errorf("--segment %q: count %q is not a whole number", s, ns)
 	}
 	seg := Segment{Index: i, Count: n}
 	if err := seg.Validate(); err != nil {
-		return Segment{}, fmt.Errorf("segment %q: %w", s, err)
+		return Segment{}, fmt.Errorf("--segment %q: %w", s, err)
 	}
 	return seg, nil
 }

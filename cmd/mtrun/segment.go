@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mtkit/mtkit/internal/command"
+	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/segment"
+)
+
+// scaleFlags are the flags of a run split over several processes
+// (docs/scale-out.md).
+func scaleFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "segment", Usage: "run part `i/N` of a run split over N processes (i from 0 to N-1): its own sessions, on the run's global schedule (docs/scale-out.md)"},
+		&cli.IntFlag{Name: "segments", Usage: "split the run over `N` processes, this one's index from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)"},
+		&cli.StringFlag{Name: "start-at", Usage: "wait for the wall-clock `TIME` (RFC 3339, e.g. 2026-11-23T23:30:00Z) before the first request; refuse when more than 1s late"},
+	}
+}
+
+// scaleOut is this process's part of a split run.
+type scaleOut struct {
+	seg     segment.Segment
+	startAt time.Time // zero: start at once
+	clock   segment.Clock
+	users   int // closed lanes of the whole run
+}
+
+// scaleFrom reads --segment, --segments and --start-at into o.
+func scaleFrom(c *cli.Context, o *options) error {
+	o.scale = scaleOut{seg: segment.Whole, clock: segment.RealClock{}}
+	var err error
+	switch {
+	case c.IsSet("segment") && c.IsSet("segments"):
+		return command.Usagef("give --segment i/N or --segments N, not both")
+	case c.IsSet("segment"):
+		o.scale.seg, err = segment.Parse(c.String("segment"))
+	case c.IsSet("segments"):
+		o.scale.seg, err = segment.FromEnv(c.Int("segments"), os.Getenv)
+	}
+	if err != nil {
+		return command.Usagef("%v", err)
+	}
+	if v := c.String("start-at"); v != "" {
+		if o.scale.startAt, err = segment.ParseStart(v); err != nil {
+			return command.Usagef("%v", err)
+		}
+	}
+	seg, r := o.scale.seg, &o.replay
+	if seg.IsWhole() {
+		return nil
+	}
+	switch {
+	case r.RunID == "":
+		return command.Usagef("--segment %s: give every segment the same --run-id, so that mtstats merges them as one run", seg)
+	case c.IsSet("shard") && r.Shard != seg.Index:
+		return command.Usagef("--shard %d contradicts --segment %s (a segment's records carry shard = its index)", r.Shard, seg)
+	case r.Rate > 0:
+		// The open-loop runner computes its own arrivals only; firing a
+		// segment's sessions at their global times needs the runner's
+		// segment hook (segment.Filter).
+		return command.Usagef("--segment %s with --rate: open-loop runs cannot be split by this build yet (closed-loop runs can)", seg)
+	case seg.Share(max(r.Clients, 1)) == 0:
+		return command.Usagef("--segment %s: only %d --clients, so segment %d would have no users; use at most %d segments", seg, max(r.Clients, 1), seg.Index, max(r.Clients, 1))
+	}
+	r.Shard = seg.Index
+	users := max(r.Clients, 1)
+	o.scale.users = users
+	if r.Active > 0 {
+		// The segment keeps the --active quota of each of its lanes.
+		active := 0
+		for _, l := range seg.Lanes(users) {
+			active += r.Active / users
+			if l < r.Active%users {
+				active++
+			}
+		}
+		r.Active = active
+	}
+	r.Clients = seg.Share(users)
+	r.MaxRequests = seg.Share(r.MaxRequests)
+	r.WarmupTurns = seg.Share(r.WarmupTurns)
+	return nil
+}
+
+// sessions returns the conversations this segment runs, in input order:
+// those whose global index (input position) it owns.
+func (s *scaleOut) sessions(convs []conv.Conversation) []conv.Conversation {
+	if s.seg.IsWhole() {
+		return convs
+	}
+	f := s.seg.Filter(s.users)
+	var mine []conv.Conversation
+	for j := range convs {
+		if f.Runs(j) {
+			mine = append(mine, convs[j])
+		}
+	}
+	return mine
+}
+
+// wait waits for --start-at, if given.
+func (s *scaleOut) wait(ctx context.Context, stderr io.Writer, quiet bool) error {
+	if s.startAt.IsZero() {
+		return nil
+	}
+	if !quiet {
+		fmt.Fprintf(stderr, "mtrun: segment %s waiting for %s\n", s.seg, s.startAt.UTC().Format(time.RFC3339Nano))
+	}
+	late, err := segment.WaitStart(ctx, s.clock, s.startAt)
+	if err != nil {
+		return err
+	}
+	if late > 0 && !quiet {
+		fmt.Fprintf(stderr, "mtrun: started %s after --start-at\n", late.Round(time.Millisecond))
+	}
+	return nil
+}
+
+// startAtString is --start-at for the manifest, "" when not given.
+func (s *scaleOut) startAtString() string {
+	if s.startAt.IsZero() {
+		return ""
+	}
+	return s.startAt.UTC().Format(time.RFC3339Nano)
+}
