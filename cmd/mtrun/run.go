@@ -51,9 +51,7 @@ type options struct {
 	timed   bool
 	sched   scheduleFlags  // --users, --user-gap, --time-scale
 	metrics metricsOptions // metrics.go
-	timed   bool
-	sched   scheduleFlags // --users, --user-gap, --time-scale
-	scale   scaleOut      // segment.go
+	scale   scaleOut       // segment.go
 }
 
 func optionsFrom(c *cli.Context) (*options, error) {
@@ -278,7 +276,6 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	if command.IsTerminal(s.Err) && !o.quiet {
 		sink.Progress = s.Err
 	}
-	convs = o.scale.sessions(convs)
 	if err := o.scale.wait(stop, s.Err, o.quiet); err != nil {
 		return err
 	}

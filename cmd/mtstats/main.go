@@ -20,13 +20,15 @@ const usageText = `mtstats [options] [file|label=file|- ...]
 
 Arguments:
    Record files (JSONL, .gz, .zst or Parquet, sniffed), "-" for stdin,
-   "label=file" to name an input. With no arguments, stdin is read.
+   "label=file" to name an input, a directory (its record files) or a
+   quoted glob. With no arguments, stdin is read.
    Options may come before or after the files; "--" ends them.
 
 Examples:
    mtrun ... | tee records.jsonl | mtstats
    mtstats --by turn records.jsonl
    mtstats --format json shard-*.jsonl > summary.json
+   mtstats records/            # the segments of a split run, merged
    mtstats --slo 'ttft_p95<=2s,itl_p99<=50ms' --check records.parquet
    mtstats --compare base=a.jsonl new=b.jsonl
    mtstats --records --where 'turn>0 && error_class==""' records.jsonl.zst

@@ -36,7 +36,8 @@ type collector struct {
 	// lastFile is the FileStats of the last record: records come in runs
 	// of one input.
 	lastFile *FileStats
-	raw      [][]any // rows of the XLSX "Raw data" sheet
+	raw      [][]any   // rows of the XLSX "Raw data" sheet
+	segs     *segments // segments.go
 }
 
 // Inputs describes what was read.
@@ -58,7 +59,7 @@ type FileStats struct {
 }
 
 func newCollector(o *Options, filter Filter, objs []Objective) (*collector, error) {
-	c := &collector{opts: o, filter: filter, all: newAcc(o.HTML != "" || o.Metrics != ""), groups: map[string]*acc{}, files: map[string]*FileStats{}, aff: newAffinityAcc()}
+	c := &collector{opts: o, filter: filter, all: newAcc(o.HTML != "" || o.Metrics != ""), groups: map[string]*acc{}, files: map[string]*FileStats{}, aff: newAffinityAcc(), segs: newSegments(o.Err)}
 	c.withGaps(c.all)
 	if len(objs) > 0 {
 		c.slo = &sloChecker{objs: objs}
@@ -266,6 +267,7 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 		c.lastFile = fst
 	}
 	fst.Records++
+	c.segs.seen(r, label, file)
 	if c.dedup.seen(r.Key()) {
 		c.in.Duplicates++
 		return nil
@@ -284,6 +286,7 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 	}
 	c.all.add(r, good)
 	c.aff.add(r)
+	c.segs.add(r)
 	if c.opts.XLSX != "" {
 		if len(c.raw) < maxXLSXRows {
 			c.raw = append(c.raw, rawRow(r))

@@ -193,6 +193,9 @@ func (t *textWriter) report(rep *Report) error {
 	if rep.Affinity != nil {
 		t.affinity(rep.Affinity)
 	}
+	if rep.Segments != nil {
+		t.segments(rep.Segments)
+	}
 	if len(rep.Groups) > 0 && rep.Compare == nil {
 		if rep.By != "conversation" {
 			for _, g := range rep.Groups {

@@ -29,6 +29,8 @@ type Report struct {
 	Server  *Server     `json:"server,omitempty"` // server.go
 	// Affinity is present when records carry a backend.
 	Affinity *Affinity `json:"affinity,omitempty"`
+	// Segments is the per-segment view of runs split over processes.
+	Segments *SegmentsReport `json:"segments,omitempty"`
 
 	turns  []*Group // per turn, for the HTML and XLSX reports
 	series []point
@@ -321,6 +323,7 @@ func (c *collector) report(objs []Objective, compare bool) *Report {
 	}
 	rep.Summary = c.all.group("")
 	rep.Affinity = c.aff.report()
+	rep.Segments = c.segs.report()
 	rep.series = c.all.series
 	rep.raw = c.raw
 	if len(rep.raw) > maxXLSXRows {

@@ -98,6 +98,9 @@ func Run(ctx context.Context, o Options) error {
 	if o.Check && len(objs) == 0 {
 		return errors.New("--check needs --slo")
 	}
+	if o.Inputs, err = ExpandInputs(o.Inputs); err != nil { // segments.go
+		return err
+	}
 	fs := &record.Files{Paths: o.Inputs, Stdin: o.Stdin}
 	if o.Records || o.To != "" {
 		defer fs.Close()

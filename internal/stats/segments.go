@@ -1,0 +1,434 @@
+package stats
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/segment"
+)
+
+// A run split over N processes (mtrun --segment i/N, docs/scale-out.md)
+// is merged like any set of inputs: every record goes into the same
+// accumulators, so percentiles are computed from all records, never
+// averaged over segments. This file adds the per-segment view: which
+// segments are there, their counts, when each started, their lateness,
+// and which are missing or duplicated.
+//
+// A record's segment is its shard field (mtrun writes shard = i for
+// --segment i/N). The number of segments N and each segment's host come
+// from the run manifests next to the record files (FILE.manifest.json,
+// settings.segment "i/N", host); without a manifest N is inferred as the
+// largest shard + 1, and the report says so.
+
+// ExpandInputs expands directories and glob patterns among inputs into
+// the record files they hold, in name order. A directory of Parquet
+// parts (mtrun --records DIR.parquet) stays one input; any other
+// directory becomes its *.jsonl, *.jsonl.gz, *.jsonl.zst and *.parquet
+// entries (run manifests and other files are skipped). A pattern (with
+// * ? or [) that names no existing file is matched with filepath.Glob.
+// "label=dir" labels each file "label/NAME".
+func ExpandInputs(inputs []string) ([]string, error) {
+	var out []string
+	for _, s := range inputs {
+		in := record.ParseInput(s)
+		if in.Path == "-" || in.Path == "" {
+			out = append(out, s)
+			continue
+		}
+		labelled := in.Label != in.Path
+		name := func(p string) string {
+			if labelled {
+				return in.Label + "/" + filepath.Base(p) + "=" + p
+			}
+			return p
+		}
+		st, err := os.Stat(in.Path)
+		switch {
+		case err != nil && strings.ContainsAny(in.Path, "*?["):
+			matches, gerr := filepath.Glob(in.Path)
+			if gerr != nil {
+				return nil, &UsageError{fmt.Errorf("%s: %v", in.Path, gerr)}
+			}
+			if len(matches) == 0 {
+				return nil, fmt.Errorf("%s: no file matches", in.Path)
+			}
+			for _, m := range matches {
+				out = append(out, name(m))
+			}
+		case err == nil && st.IsDir():
+			files, err := recordFiles(in.Path)
+			if err != nil {
+				return nil, err
+			}
+			if files == nil { // a parts directory, or empty: one input
+				out = append(out, s)
+			}
+			for _, f := range files {
+				out = append(out, name(f))
+			}
+		default:
+			out = append(out, s) // a file, or a missing one (reported when opened)
+		}
+	}
+	return out, nil
+}
+
+// recordFiles lists the record inputs of dir; nil when dir holds Parquet
+// parts itself (it is one input) or nothing.
+func recordFiles(dir string) ([]string, error) {
+	if parts, _ := filepath.Glob(filepath.Join(dir, "part-*.parquet")); len(parts) > 0 {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range entries {
+		n := e.Name()
+		if strings.HasPrefix(n, ".") {
+			continue
+		}
+		for _, ext := range []string{".jsonl", ".jsonl.gz", ".jsonl.zst", ".parquet"} {
+			if strings.HasSuffix(n, ext) {
+				files = append(files, filepath.Join(dir, n))
+				break
+			}
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no record files (*.jsonl, *.jsonl.gz, *.jsonl.zst, *.parquet) in the directory", dir)
+	}
+	return files, nil
+}
+
+// manifestFor is the run manifest mtrun writes next to records at path:
+// the name without its record extensions, + ".manifest.json".
+func manifestFor(path string) string {
+	base := path
+	for _, ext := range []string{".gz", ".zst", ".parquet", ".jsonl", ".json"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base + ".manifest.json"
+}
+
+// runManifest is what the segment view reads of a run manifest.
+type runManifest struct {
+	RunID    string `json:"run_id"`
+	Host     string `json:"host"`
+	Settings struct {
+		Segment string `json:"segment"`
+		StartAt string `json:"start_at"`
+	} `json:"settings"`
+}
+
+// SegmentsReport is the per-segment view of the runs split over several
+// processes.
+type SegmentsReport struct {
+	Runs []*SplitRun `json:"runs"`
+}
+
+// SplitRun is one run's segments.
+type SplitRun struct {
+	RunID string `json:"run_id"`
+	// Count is the number of segments (from the manifests; else the
+	// largest shard + 1, and Inferred is set).
+	Count    int  `json:"count"`
+	Inferred bool `json:"count_inferred,omitempty"`
+	// CountConflict lists the differing counts of the manifests, if any.
+	CountConflict []int `json:"count_conflict,omitempty"`
+	// StartAt is the manifests' --start-at, if any.
+	StartAt string `json:"start_at,omitempty"`
+	// StartSpreadMs is the time between the earliest and the latest first
+	// scheduled send of the segments.
+	StartSpreadMs Num          `json:"start_spread_ms"`
+	Segments      []*SegmentAt `json:"segments"`
+	Missing       []int        `json:"missing,omitempty"`    // no records and no manifest
+	Duplicated    []int        `json:"duplicated,omitempty"` // in more than one input
+	// SharedSessions counts sessions with records in more than one
+	// segment (0 for a correct split).
+	SharedSessions int `json:"shared_sessions"`
+}
+
+// SegmentAt is one segment of a run.
+type SegmentAt struct {
+	Index    int      `json:"index"`
+	Host     string   `json:"host,omitempty"`
+	Inputs   []string `json:"inputs"`
+	Requests int      `json:"requests"`
+	Sessions int      `json:"sessions"`
+	// FirstScheduled is the segment's earliest intended send time;
+	// StartOffsetMs is its distance from the run's earliest.
+	FirstScheduled *time.Time `json:"first_scheduled,omitempty"`
+	StartOffsetMs  Num        `json:"start_offset_ms"`
+	LatenessP50Ms  Num        `json:"lateness_p50_ms"`
+	LatenessP99Ms  Num        `json:"lateness_p99_ms"`
+	LatenessMaxMs  Num        `json:"lateness_max_ms"`
+}
+
+// segKey names one segment of one run.
+type segKey struct {
+	run   string
+	shard int
+}
+
+// segAcc accumulates one segment.
+type segAcc struct {
+	inputs   []string // labels, in order of appearance
+	host     string
+	requests int
+	sessions map[string]struct{}
+	first    time.Time
+	lateness []float64 // ms
+}
+
+// segments accumulates the per-segment view; it is cheap when the input
+// is one unsplit run (one accumulator).
+type segments struct {
+	accs      map[segKey]*segAcc
+	sessionAt map[string]map[string]int // run → session → shard, -1 when in several
+	counts    map[string][]int          // run → segment counts of its manifests
+	startAt   map[string]string
+	manifests map[string]bool // manifest paths read
+	warn      io.Writer
+}
+
+func newSegments(warn io.Writer) *segments {
+	return &segments{accs: map[segKey]*segAcc{}, sessionAt: map[string]map[string]int{},
+		counts: map[string][]int{}, startAt: map[string]string{}, manifests: map[string]bool{}, warn: warn}
+}
+
+func (s *segments) acc(k segKey) *segAcc {
+	a := s.accs[k]
+	if a == nil {
+		a = &segAcc{sessions: map[string]struct{}{}}
+		s.accs[k] = a
+	}
+	return a
+}
+
+// seen notes that the input labelled label, at path file, holds records
+// of r's segment (duplicates included); it reads the input's manifest the
+// first time.
+func (s *segments) seen(r *record.Record, label, file string) {
+	a := s.acc(segKey{r.RunID, r.Shard})
+	if len(a.inputs) == 0 || a.inputs[len(a.inputs)-1] != label && !slices.Contains(a.inputs, label) {
+		a.inputs = append(a.inputs, label)
+	}
+	if file == "stdin" || file == "" {
+		return
+	}
+	path := file
+	if dir := filepath.Dir(file); strings.HasPrefix(filepath.Base(file), "part-") && strings.HasSuffix(dir, ".parquet") {
+		path = dir // a part of a Parquet directory: the manifest is the directory's
+	}
+	s.readManifest(manifestFor(path), label)
+}
+
+// readManifest reads a run manifest once; a missing one is normal (the
+// count is then inferred), a bad one is said on warn.
+func (s *segments) readManifest(path, label string) {
+	if s.manifests[path] {
+		return
+	}
+	s.manifests[path] = true
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return
+	}
+	var m runManifest
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	var seg segment.Segment
+	if err == nil && m.Settings.Segment != "" {
+		seg, err = segment.Parse(m.Settings.Segment)
+	}
+	if err != nil {
+		fmt.Fprintf(s.warn, "%s: manifest: %v (segment view without it)\n", path, err)
+		return
+	}
+	if m.Settings.Segment == "" {
+		return // an unsplit run
+	}
+	a := s.acc(segKey{m.RunID, seg.Index})
+	a.host = m.Host
+	if !slices.Contains(a.inputs, label) {
+		a.inputs = append(a.inputs, label)
+	}
+	if !slices.Contains(s.counts[m.RunID], seg.Count) {
+		s.counts[m.RunID] = append(s.counts[m.RunID], seg.Count)
+	}
+	if m.Settings.StartAt != "" {
+		s.startAt[m.RunID] = m.Settings.StartAt
+	}
+}
+
+// add accounts a record counted in the report.
+func (s *segments) add(r *record.Record) {
+	a := s.acc(segKey{r.RunID, r.Shard})
+	a.requests++
+	if a.first.IsZero() || r.Scheduled.Before(a.first) {
+		a.first = r.Scheduled
+	}
+	a.lateness = append(a.lateness, ms(r.LatenessNs))
+	a.sessions[r.ConversationID] = struct{}{}
+	at := s.sessionAt[r.RunID]
+	if at == nil {
+		at = map[string]int{}
+		s.sessionAt[r.RunID] = at
+	}
+	if prev, ok := at[r.ConversationID]; !ok {
+		at[r.ConversationID] = r.Shard
+	} else if prev != r.Shard {
+		at[r.ConversationID] = -1
+	}
+}
+
+// report returns the view of the runs with more than one segment (by
+// manifest or by shard), nil when there is none.
+func (s *segments) report() *SegmentsReport {
+	if s == nil {
+		return nil
+	}
+	byRun := map[string][]int{}
+	for k := range s.accs {
+		byRun[k.run] = append(byRun[k.run], k.shard)
+	}
+	var rep SegmentsReport
+	for _, run := range slices.Sorted(maps.Keys(byRun)) {
+		shards := byRun[run]
+		slices.Sort(shards)
+		counts := s.counts[run]
+		if len(shards) < 2 && len(counts) == 0 {
+			continue
+		}
+		sr := &SplitRun{RunID: run, StartAt: s.startAt[run]}
+		switch {
+		case len(counts) == 0:
+			sr.Count, sr.Inferred = shards[len(shards)-1]+1, true
+		default:
+			sr.Count = slices.Max(counts)
+			if len(counts) > 1 {
+				sr.CountConflict = slices.Sorted(slices.Values(counts))
+			}
+		}
+		var earliest time.Time
+		for _, sh := range shards {
+			if a := s.accs[segKey{run, sh}]; !a.first.IsZero() && (earliest.IsZero() || a.first.Before(earliest)) {
+				earliest = a.first
+			}
+		}
+		present := map[int]bool{}
+		latest := 0.0
+		for _, sh := range shards {
+			a := s.accs[segKey{run, sh}]
+			present[sh] = true
+			seg := &SegmentAt{Index: sh, Host: a.host, Inputs: a.inputs, Requests: a.requests, Sessions: len(a.sessions)}
+			seg.StartOffsetMs, seg.LatenessP50Ms, seg.LatenessP99Ms, seg.LatenessMaxMs = Num(math.NaN()), Num(math.NaN()), Num(math.NaN()), Num(math.NaN())
+			if !a.first.IsZero() {
+				f := a.first.UTC()
+				seg.FirstScheduled = &f
+				off := ms(int64(a.first.Sub(earliest)))
+				seg.StartOffsetMs, latest = Num(off), max(latest, off)
+			}
+			if len(a.lateness) > 0 {
+				slices.Sort(a.lateness)
+				seg.LatenessP50Ms = Num(Quantile(a.lateness, 0.5))
+				seg.LatenessP99Ms = Num(Quantile(a.lateness, 0.99))
+				seg.LatenessMaxMs = Num(a.lateness[len(a.lateness)-1])
+			}
+			if len(a.inputs) > 1 {
+				sr.Duplicated = append(sr.Duplicated, sh)
+			}
+			sr.Segments = append(sr.Segments, seg)
+		}
+		sr.StartSpreadMs = Num(latest)
+		if earliest.IsZero() {
+			sr.StartSpreadMs = Num(math.NaN())
+		}
+		for i := range sr.Count {
+			if !present[i] {
+				sr.Missing = append(sr.Missing, i)
+			}
+		}
+		for _, sh := range s.sessionAt[run] {
+			if sh < 0 {
+				sr.SharedSessions++
+			}
+		}
+		rep.Runs = append(rep.Runs, sr)
+	}
+	if len(rep.Runs) == 0 {
+		return nil
+	}
+	return &rep
+}
+
+// segments renders the per-segment view.
+func (t *textWriter) segments(rep *SegmentsReport) {
+	for _, r := range rep.Runs {
+		count := strconv.Itoa(r.Count)
+		if r.Inferred {
+			count += " (inferred from the shards: no manifest)"
+		}
+		t.heading(fmt.Sprintf("Segments of run %s:", r.RunID))
+		kv := [][2]string{
+			{"segments", fmt.Sprintf("%d present of %s", len(r.Segments)-countOutside(r), count)},
+			{"start_spread_ms", fmtNum(float64(r.StartSpreadMs))},
+		}
+		if r.StartAt != "" {
+			kv = append(kv, [2]string{"start_at", r.StartAt})
+		}
+		if len(r.CountConflict) > 0 {
+			kv = append(kv, [2]string{"count_conflict", fmt.Sprint(r.CountConflict)})
+		}
+		kv = append(kv, [2]string{"missing", fmtInts(r.Missing)}, [2]string{"duplicated", fmtInts(r.Duplicated)},
+			[2]string{"shared_sessions", strconv.Itoa(r.SharedSessions)})
+		t.pairs(kv)
+		rows := make([][]string, 0, len(r.Segments))
+		for _, s := range r.Segments {
+			host := s.Host
+			if host == "" {
+				host = "-"
+			}
+			rows = append(rows, []string{fmt.Sprintf("%d/%d", s.Index, r.Count), host, strings.Join(s.Inputs, " "),
+				strconv.Itoa(s.Requests), strconv.Itoa(s.Sessions), fmtNum(float64(s.StartOffsetMs)),
+				fmtNum(float64(s.LatenessP50Ms)), fmtNum(float64(s.LatenessP99Ms)), fmtNum(float64(s.LatenessMaxMs))})
+		}
+		t.table([]string{"segment", "host", "inputs", "requests", "sessions", "start_offset_ms", "lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms"}, rows)
+	}
+}
+
+// countOutside counts the segments whose index is not below the count
+// (shards of a different split mixed in).
+func countOutside(r *SplitRun) int {
+	n := 0
+	for _, s := range r.Segments {
+		if s.Index < 0 || s.Index >= r.Count {
+			n++
+		}
+	}
+	return n
+}
+
+func fmtInts(xs []int) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}
