@@ -2,7 +2,8 @@
 # test.sh is the project's test command (README "Tests", .ci/run step 1):
 # fetches the tokenizer fixtures (npm, cached outside the repo), checks
 # formatting, vet, go mod tidy and staticcheck (staticcheck.conf), and
-# runs every unit test with the race detector.
+# runs every unit test with the race detector, then the tests of the
+# Kubernetes manifests (deploy/kubernetes, a module of its own).
 # The real-engine suite (scripts/e2e.sh) and benchmarks (scripts/bench.sh)
 # are separate, slower steps.
 set -euo pipefail
@@ -31,3 +32,14 @@ if [[ ! -x "$staticcheck_bin" ]]; then
 fi
 "$staticcheck_bin" ./...
 go test -race -timeout 20m "$@" ./...
+# deploy/kubernetes is a module of its own, so that the Kubernetes API
+# types its manifest tests decode into are not mtkit dependencies.
+(
+  cd deploy/kubernetes
+  if ! go mod tidy -diff >/dev/null 2>&1; then
+    echo "deploy/kubernetes: go mod tidy would change go.mod/go.sum" >&2
+    exit 1
+  fi
+  go vet ./...
+  go test -timeout 10m ./...
+)
