@@ -61,8 +61,9 @@ func TestGolden(t *testing.T) {
 		{"bad-segment", []string{"--url", "http://127.0.0.1:1", "--segment", "2/2", "--run-id", "r"}, "", 2},
 		{"segment-no-run-id", []string{"--url", "http://127.0.0.1:1", "--segment", "1/2"}, "", 2},
 		{"segment-shard", []string{"--url", "http://127.0.0.1:1", "--segment", "1/2", "--run-id", "r", "--shard", "3"}, "", 2},
-		{"segment-rate", []string{"--url", "http://127.0.0.1:1", "--segment", "1/2", "--run-id", "r", "--rate", "5"}, "", 2},
-		{"segment-few-clients", []string{"--url", "http://127.0.0.1:1", "--segment", "2/3", "--run-id", "r", "--clients", "2"}, "", 2},
+		{"segment-users", []string{"--url", "http://127.0.0.1:1", "--segment", "1/2", "--run-id", "r", "--users", "4", "--user-gap", "1s"}, "", 2},
+		{"segment-few-clients", []string{"--url", "http://127.0.0.1:1", "--tokenizer", "none", "--segment", "2/3", "--run-id", "r", "--clients", "2"},
+			`{"id":"c","messages":[{"role":"user","content":"hi"}]}` + "\n", 2},
 		{"bad-start-at", []string{"--url", "http://127.0.0.1:1", "--start-at", "tomorrow"}, "", 2},
 		{"bad-conversation", []string{"--url", "http://127.0.0.1:1", "--tokenizer", "none", "testdata/bad-conversation.jsonl"}, "", 2},
 	} {

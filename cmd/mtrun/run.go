@@ -230,6 +230,9 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	if err := o.chooseSchedule(); err != nil {
 		return err
 	}
+	if err := o.scale.apply(o); err != nil {
+		return err
+	}
 	if o.replay.RunID == "" {
 		o.replay.RunID = replay.NewRunID()
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/segment"
 	"github.com/mtkit/mtkit/internal/sim"
 )
@@ -25,24 +26,23 @@ type turnKey struct {
 // unsegmented run of the same input and seed:
 // the set of (session, turn) sent is identical, each session appears in
 // exactly one segment (the one segment.Filter names), and the merged
-// totals match. (--start-at is left out: processes start seconds apart on
-// a loaded test machine; segment.TestWaitStart tests the wait.)
+// totals match; in open loop every first turn is scheduled at its global
+// arrival offset. (--start-at is left out: processes start seconds apart
+// on a loaded test machine, so each process's start is recovered from
+// its records; segment.TestWaitStart tests the wait, TestStartAt the
+// common start.)
 func TestSegments(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
-		hook string // why the case needs the runner's segment hook, "" if it runs today
+		rate *schedule.Rate // the arrivals, for open loop
 	}{
-		{"closed loop", []string{"--clients", "8", "--active", "10"}, ""},
-		{"open loop", []string{"--rate", "50", "--arrival", "poisson", "--seed", "7"},
-			"needs the runner hook: open-loop segments fire their sessions at the global arrival times (segment.Filter in replay's arrival loop), then the merged intended send (scheduled) times must equal the single run's"},
+		{"closed loop", []string{"--clients", "8", "--active", "10"}, nil},
+		{"open loop", []string{"--rate", "50", "--arrival", "poisson", "--seed", "7"}, &schedule.Rate{PerSecond: 50, Poisson: true, Seed: 7}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if tc.hook != "" {
-				t.Skip(tc.hook)
-			}
 			srv := startSim(t, sim.Config{TTFTBase: time.Millisecond, DecodePerToken: 100 * time.Microsecond})
 			dir := t.TempDir()
 			in := filepath.Join(dir, "convs.jsonl")
@@ -77,6 +77,15 @@ func TestSegments(t *testing.T) {
 				}
 			}
 
+			if tc.rate != nil {
+				// Each process fires its sessions at their global arrival
+				// offsets: scheduled - offset is the same (the process's
+				// start) for every first turn of a process.
+				checkArrivals(t, *tc.rate, whole)
+				for i := range n {
+					checkArrivals(t, *tc.rate, filepath.Join(segDir, fmt.Sprintf("seg-%d.jsonl", i)))
+				}
+			}
 			wantTurns, wantTokens := sent(t, whole, nil)
 			owner := map[string]map[int]bool{}
 			gotTurns, gotTokens := map[turnKey]int{}, int64(0)
@@ -101,7 +110,7 @@ func TestSegments(t *testing.T) {
 			if gotTokens != wantTokens {
 				t.Errorf("merged completion tokens %d, single run %d", gotTokens, wantTokens)
 			}
-			users := 1
+			users := 0 // arrivals
 			for i, a := range tc.args {
 				if a == "--clients" {
 					users, _ = strconv.Atoi(tc.args[i+1])
@@ -116,6 +125,43 @@ func TestSegments(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkArrivals checks that the first turn of every session of the
+// records at path was scheduled at the session's global arrival offset
+// of r from one common start.
+func checkArrivals(t *testing.T, r schedule.Rate, path string) {
+	t.Helper()
+	recs, err := readLenient(path)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	arr := r.Arrivals()
+	var offsets []time.Duration
+	for range 23 {
+		at, _ := arr.Next(schedule.Turn{})
+		offsets = append(offsets, at)
+	}
+	var start time.Time
+	for _, rec := range recs {
+		if rec.Turn != 0 || rec.Attempt != 0 || rec.Choice != 0 {
+			continue
+		}
+		var j int
+		if _, err := fmt.Sscanf(rec.ConversationID, "conv-%d", &j); err != nil {
+			t.Fatal(err)
+		}
+		s := rec.Scheduled.Add(-offsets[j])
+		if start.IsZero() {
+			start = s
+		} else if !s.Equal(start) {
+			t.Errorf("%s: %s scheduled at %s, %s from the start of the others: not its global arrival offset %s",
+				filepath.Base(path), rec.ConversationID, rec.Scheduled.Format(time.RFC3339Nano), s.Sub(start), offsets[j])
+		}
+	}
+	if start.IsZero() {
+		t.Errorf("%s: no first turns", path)
 	}
 }
 
@@ -146,4 +192,44 @@ func sent(t *testing.T, path string, owner map[string]map[int]bool) (map[turnKey
 		}
 	}
 	return turns, tokens
+}
+
+// TestStartAt checks that --start-at is the run's start: the first
+// session of an open-loop run is scheduled exactly at it, and the rest at
+// their arrival offsets from it.
+func TestStartAt(t *testing.T) {
+	t.Parallel()
+	srv := startSim(t, sim.Config{TTFTBase: time.Millisecond})
+	dir := t.TempDir()
+	in := filepath.Join(dir, "convs.jsonl")
+	if err := os.WriteFile(in, []byte(convJSONL(23, 1, 2)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().Add(500 * time.Millisecond).UTC().Truncate(time.Millisecond)
+	recs := filepath.Join(dir, "recs.jsonl")
+	got := mtrun(t, "", nil, "--url", srv.URL, "--tokenizer", "none", "--quiet", "--rate", "50", "--seed", "3",
+		"--segment", "1/2", "--run-id", "r", "--start-at", start.Format(time.RFC3339Nano), "--records", recs, in)
+	if got.code != 0 {
+		t.Fatalf("exit %d: %s", got.code, got.stderr)
+	}
+	rs, err := readLenient(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arr := schedule.Rate{PerSecond: 50, Poisson: true, Seed: 3}.Arrivals()
+	var offsets []time.Duration
+	for range 23 {
+		at, _ := arr.Next(schedule.Turn{})
+		offsets = append(offsets, at)
+	}
+	if len(rs) != 11 {
+		t.Errorf("%d records, want 11 (the odd sessions of 23)", len(rs))
+	}
+	for _, r := range rs {
+		var j int
+		fmt.Sscanf(r.ConversationID, "conv-%d", &j)
+		if want := start.Add(offsets[j]); !r.Scheduled.Equal(want) || j%2 != 1 {
+			t.Errorf("%s scheduled at %s, want %s (--start-at + its offset)", r.ConversationID, r.Scheduled.Format(time.RFC3339Nano), want.Format(time.RFC3339Nano))
+		}
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mtkit/mtkit/internal/command"
-	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/segment"
 )
 
@@ -61,13 +60,10 @@ func scaleFrom(c *cli.Context, o *options) error {
 		return command.Usagef("--segment %s: give every segment the same --run-id, so that mtstats merges them as one run", seg)
 	case c.IsSet("shard") && r.Shard != seg.Index:
 		return command.Usagef("--shard %d contradicts --segment %s (a segment's records carry shard = its index)", r.Shard, seg)
-	case r.Rate > 0:
-		// The open-loop runner computes its own arrivals only; firing a
-		// segment's sessions at their global times needs the runner's
-		// segment hook (segment.Filter).
-		return command.Usagef("--segment %s with --rate: open-loop runs cannot be split by this build yet (closed-loop runs can)", seg)
-	case seg.Share(max(r.Clients, 1)) == 0:
-		return command.Usagef("--segment %s: only %d --clients, so segment %d would have no users; use at most %d segments", seg, max(r.Clients, 1), seg.Index, max(r.Clients, 1))
+	case c.IsSet("users"):
+		// The user-centric stagger needs each lane's global index, which
+		// the runner does not take yet.
+		return command.Usagef("--segment %s with --users: user-centric runs cannot be split by this build yet (closed loop, --rate and trace clocks can)", seg)
 	}
 	r.Shard = seg.Index
 	users := max(r.Clients, 1)
@@ -85,24 +81,31 @@ func scaleFrom(c *cli.Context, o *options) error {
 	}
 	r.Clients = seg.Share(users)
 	r.MaxRequests = seg.Share(r.MaxRequests)
+	r.MaxInFlight = seg.Share(r.MaxInFlight)
 	r.WarmupTurns = seg.Share(r.WarmupTurns)
 	return nil
 }
 
-// sessions returns the conversations this segment runs, in input order:
-// those whose global index (input position) it owns.
-func (s *scaleOut) sessions(convs []conv.Conversation) []conv.Conversation {
+// apply hands the replay this segment's sessions (once the schedule is
+// chosen): closed lanes own the sessions of their global lanes, arrival
+// schedules (--rate, the trace clock) every N-th session; the runner
+// reads and schedules all of them and sends its own. With --start-at the
+// schedule counts from the common start.
+func (s *scaleOut) apply(o *options) error {
+	if !s.startAt.IsZero() && !o.warmupStep {
+		o.replay.Start = s.startAt
+	}
 	if s.seg.IsWhole() {
-		return convs
+		return nil
 	}
-	f := s.seg.Filter(s.users)
-	var mine []conv.Conversation
-	for j := range convs {
-		if f.Runs(j) {
-			mine = append(mine, convs[j])
-		}
+	users := s.users
+	if o.replay.Schedule != nil || o.replay.Rate > 0 {
+		users = 0 // sessions arrive on their own
+	} else if o.replay.Clients == 0 {
+		return command.Usagef("--segment %s: only %d --clients, so segment %d would have no users; use at most %d segments", s.seg, users, s.seg.Index, users)
 	}
-	return mine
+	o.replay.Owns = s.seg.Filter(users).Runs
+	return nil
 }
 
 // wait waits for --start-at, if given.

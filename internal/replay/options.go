@@ -121,6 +121,14 @@ type Options struct {
 	// Clients, Active, Rate and Poisson are then not used. nil: Rate > 0
 	// gives open-loop arrivals, else Clients closed-loop users.
 	Schedule schedule.Schedule
+	// Owns, when set, says which sessions this process runs, by global
+	// index (a session recycled by Loop keeps its first index): a run
+	// split over processes (segment.Filter.Runs). The others are read and
+	// scheduled, so every arrival keeps its global time, but not sent.
+	Owns func(session int) bool
+	// Start, when set, is the wall-clock start the schedule's offsets
+	// count from (mtrun --start-at); zero: when Run starts.
+	Start    time.Time
 	Loop     bool // recycle conversations with fresh ids until Duration
 	RandSeed uint64
 

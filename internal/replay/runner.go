@@ -111,6 +111,9 @@ func Run(stop, abort context.Context, opts Options, in source.Source, sink Sink)
 	r.src = &sessions{in: in, loop: o.Loop, total: source.Len(in)}
 	r.rng = mrand.New(mrand.NewPCG(o.RandSeed, 0x6d746b6974))
 	r.anchor = time.Now()
+	if !o.Start.IsZero() {
+		r.anchor = o.Start
+	}
 	r.seq = o.FirstSeq
 	r.w = newWriter(sink, r.writeFailed)
 	if o.Duration > 0 {
@@ -273,6 +276,19 @@ func (r *runner) take() *session {
 	return &session{src: c, id: id, plan: sessionPlan{index: index}}
 }
 
+// owns reports whether this process runs s (Options.Owns); a session
+// recycled by Loop keeps the index of its first pass.
+func (r *runner) owns(s *session) bool {
+	if r.o.Owns == nil {
+		return true
+	}
+	i := s.plan.index
+	if t := r.src.total; t > 0 {
+		i %= t
+	}
+	return r.o.Owns(i)
+}
+
 // begin counts a session as started by client at offset start.
 func (r *runner) begin(s *session, client int, start time.Duration) {
 	s.client, s.plan.start = client, start
@@ -352,6 +368,9 @@ func (r *runner) lane(id, quota int) {
 	for {
 		for len(active) < quota && r.stop.Err() == nil {
 			s := r.take()
+			for s != nil && !r.owns(s) {
+				s = r.take()
+			}
 			if s == nil {
 				break
 			}
@@ -441,6 +460,9 @@ func (r *runner) arrivals(arr schedule.Arrivals) {
 			first = r.turn(s, 0)
 		}
 		at, ok := arr.Next(first)
+		if ok && !r.owns(s) {
+			continue // another segment's: its arrival time was drawn, as in the whole run
+		}
 		if !ok || !sleepUntil(r.stop, r.anchor.Add(at)) {
 			break
 		}
