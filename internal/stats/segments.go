@@ -258,7 +258,7 @@ func (s *segments) readManifest(path, label string) {
 		fmt.Fprintf(s.warn, "%s: manifest: %v (segment view without it)\n", path, err)
 		return
 	}
-	if m.Settings.Segment == "" {
+	if m.Settings.Segment == "" || seg.IsWhole() {
 		return // an unsplit run
 	}
 	a := s.acc(segKey{m.RunID, seg.Index})

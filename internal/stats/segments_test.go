@@ -209,8 +209,12 @@ func TestSegmentsInferredAndBadManifest(t *testing.T) {
 	if !strings.Contains(stderr, "seg-2.manifest.json: manifest: ") {
 		t.Errorf("stderr %q does not name the bad manifest", stderr)
 	}
-	// One unsplit run: no segment view.
+	// One unsplit run (its manifest says segment 0/1, as mtrun writes it):
+	// no segment view.
 	single := writeTemp(t, "one.jsonl", jsonl(t, genRecords(genConfig{seed: 1, run: "one", convs: 3, maxTurns: 2})))
+	if err := os.WriteFile(manifestFor(single), []byte(`{"run_id":"one","host":"h","settings":{"segment":"0/1"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if rep, _, _ := segmentsOf(t, Options{Inputs: []string{single}}); rep != nil {
 		t.Errorf("segment view of an unsplit run: %+v", rep)
 	}
