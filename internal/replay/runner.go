@@ -283,8 +283,14 @@ func (r *runner) owns(s *session) bool {
 		return true
 	}
 	i := s.plan.index
-	if t := r.src.total; t > 0 {
-		i %= t
+	r.src.mu.Lock()
+	n := r.src.total
+	if n == 0 && r.src.done {
+		n = len(r.src.seen) // the input's length, known at its end when looping
+	}
+	r.src.mu.Unlock()
+	if n > 0 {
+		i %= n
 	}
 	return r.o.Owns(i)
 }
