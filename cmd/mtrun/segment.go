@@ -66,6 +66,10 @@ func scaleFrom(c *cli.Context, o *options) error {
 		return command.Usagef("--segment %s with --users: user-centric runs cannot be split by this build yet (closed loop, --rate and trace clocks can)", seg)
 	}
 	r.Shard = seg.Index
+	r.Segment, r.Segments = seg.Index, seg.Count
+	if host, err := os.Hostname(); err == nil {
+		r.Host = host
+	}
 	users := max(r.Clients, 1)
 	o.scale.users = users
 	if r.Active > 0 {

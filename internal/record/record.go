@@ -39,7 +39,13 @@ type Record struct {
 	Choice         int    `json:"choice" parquet:"choice"`
 	Client         int    `json:"client" parquet:"client"`
 	Phase          string `json:"phase" parquet:"phase,dict"`
-	Model          string `json:"model" parquet:"model,dict"`
+	// Segment and Segments are the part i of N of a run split over
+	// processes (mtrun --segment i/N), and Host the sending machine; zero
+	// and empty in a run that is not split.
+	Segment  int    `json:"segment,omitempty" parquet:"segment"`
+	Segments int    `json:"segments,omitempty" parquet:"segments"`
+	Host     string `json:"host,omitempty" parquet:"host,dict"`
+	Model    string `json:"model" parquet:"model,dict"`
 
 	// Timestamps.
 	Scheduled  time.Time  `json:"scheduled" parquet:"scheduled,timestamp(nanosecond)"`

@@ -126,6 +126,10 @@ type Options struct {
 	// split over processes (segment.Filter.Runs). The others are read and
 	// scheduled, so every arrival keeps its global time, but not sent.
 	Owns func(session int) bool
+	// Segment, Segments and Host are recorded on every record of a split
+	// run (record.Record.Segment).
+	Segment, Segments int
+	Host              string
 	// Start, when set, is the wall-clock start the schedule's offsets
 	// count from (mtrun --start-at); zero: when Run starts.
 	Start    time.Time

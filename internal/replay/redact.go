@@ -145,6 +145,7 @@ func (x *Redactor) Record(rec *record.Record) {
 	rec.Error = x.String(rec.Error)
 	rec.ServerExtra = x.String(rec.ServerExtra)
 	rec.Backend = x.String(rec.Backend)
+	rec.Host = x.String(rec.Host)
 }
 
 // Conversation returns c with every string of its messages (texts, tool

@@ -151,6 +151,9 @@ func (r *runner) records(s *session, t turnSpec, a *attempt, info *turnInfo) []*
 		rec := &record.Record{
 			RunID:              r.o.RunID,
 			Shard:              r.o.Shard,
+			Segment:            r.o.Segment,
+			Segments:           r.o.Segments,
+			Host:               r.o.Host,
 			ConversationID:     s.id,
 			Turn:               s.turn,
 			Attempt:            info.attempt,

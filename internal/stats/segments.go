@@ -295,6 +295,10 @@ func (s *segments) add(r *record.Record) {
 	}
 }
 
+// maxInferredSegments bounds the number of segments guessed from shard
+// numbers when no manifest gives it.
+const maxInferredSegments = 4096
+
 // report returns the view of the runs with more than one segment (by
 // manifest or by shard), nil when there is none.
 func (s *segments) report() *SegmentsReport {
@@ -316,6 +320,11 @@ func (s *segments) report() *SegmentsReport {
 		sr := &SplitRun{RunID: run, StartAt: s.startAt[run]}
 		switch {
 		case len(counts) == 0:
+			// Without a manifest, shards numbered far apart (or below 0)
+			// are not the segments of one split run.
+			if shards[0] < 0 || shards[len(shards)-1] >= maxInferredSegments {
+				continue
+			}
 			sr.Count, sr.Inferred = shards[len(shards)-1]+1, true
 		default:
 			sr.Count = slices.Max(counts)
