@@ -109,6 +109,7 @@ before each turn, per user (a think time, not an arrival rate).`
 		debugFlag(), // hidden: debug.go
 	}
 	app.Flags = append(app.Flags, scaleFlags()...) // segment.go: --segment, --segments, --start-at
+	app.Flags = append(app.Flags, stageFlagList()...) // stages.go
 	app.Flags = append(app.Flags, vllmFlags()...)
 	app.Action = func(c *cli.Context) error {
 		opts, err := optionsFrom(c)

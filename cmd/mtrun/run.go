@@ -52,6 +52,7 @@ type options struct {
 	sched   scheduleFlags  // --users, --user-gap, --time-scale
 	metrics metricsOptions // metrics.go
 	scale   scaleOut       // segment.go
+	stage   stageFlags     // --stages, --sweep (stages.go)
 }
 
 func optionsFrom(c *cli.Context) (*options, error) {
@@ -188,6 +189,9 @@ func optionsFrom(c *cli.Context) (*options, error) {
 		return nil, err
 	}
 	if err := scaleFrom(c, o); err != nil {
+		return nil, err
+	}
+	if o.stage, err = stageFlagsFrom(c); err != nil {
 		return nil, err
 	}
 	if o.sim && r.URL != "" && c.IsSet("url") {

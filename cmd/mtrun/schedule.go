@@ -58,6 +58,9 @@ func scheduleFlagsFrom(c *cli.Context) (scheduleFlags, error) {
 func (o *options) chooseSchedule() error {
 	f := o.sched
 	switch {
+	case len(o.stage.stages) > 0:
+		o.replay.Schedule = o.staged(o.stage.stages, 1)
+		o.replay.Loop = true // conversations recycle until the last stage ends
 	case f.users > 0:
 		o.replay.Schedule = schedule.UserGap{N: f.users, Gap: f.userGap}
 	case o.timed && !f.explicit:
@@ -78,6 +81,8 @@ func (o *options) scheduleName() string {
 		return "users"
 	case schedule.Trace:
 		return "trace"
+	case schedule.Staged:
+		return "stages"
 	}
 	if o.replay.Rate > 0 {
 		return "rate"
