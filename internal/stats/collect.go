@@ -38,6 +38,7 @@ type collector struct {
 	lastFile *FileStats
 	raw      [][]any   // rows of the XLSX "Raw data" sheet
 	segs     *segments // segments.go
+	stages   *Stages   // records of staged runs and sweeps, per stage (stages.go)
 }
 
 // Inputs describes what was read.
@@ -79,6 +80,7 @@ func newCollector(o *Options, filter Filter, objs []Objective) (*collector, erro
 		return nil, err
 	}
 	c.groupBy = gb
+	c.stages = NewStages(objs)
 	return c, nil
 }
 
@@ -287,6 +289,9 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 	c.all.add(r, good)
 	c.aff.add(r)
 	c.segs.add(r)
+	if r.Stage != 0 {
+		c.stages.Add(r) // staged runs only: it keeps its own samples
+	}
 	if c.opts.XLSX != "" {
 		if len(c.raw) < maxXLSXRows {
 			c.raw = append(c.raw, rawRow(r))
