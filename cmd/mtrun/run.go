@@ -306,7 +306,7 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		src = again()
 	}
 	if runErr == nil && stop.Err() == nil {
-		sum, runErr = replay.Run(stop, abort, o.replay, src, sink)
+		sum, runErr = o.replayLoad(stop, abort, src, sink, s.Err) // sweep.go
 	}
 	if source.IsBadInput(runErr) {
 		runErr = command.Exit(command.ExitUsage, runErr) // bad input, like a bad flag

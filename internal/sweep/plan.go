@@ -169,6 +169,9 @@ type Capacity struct {
 
 // Judged is one stage's result and verdicts.
 type Judged struct {
+	// Stage is the stage's number in the records (its place in the
+	// sweep, from 1).
+	Stage         int     `json:"stage"`
 	Kind          Kind    `json:"kind"`
 	Level         float64 `json:"level"`
 	Throughput    float64 `json:"throughput"`
@@ -203,8 +206,8 @@ func (c Criteria) Judge(kind Kind, objectives []string, rs []Result) Capacity {
 	if k, ok := c.Knee(rs); ok {
 		out.Knee = &k
 	}
-	for _, r := range rs {
-		j := Judged{Kind: r.Stage.Kind, Level: r.Stage.Level, Throughput: r.Throughput, Steady: c.Steady(r),
+	for i, r := range rs {
+		j := Judged{Stage: i + 1, Kind: r.Stage.Kind, Level: r.Stage.Level, Throughput: r.Throughput, Steady: c.Steady(r),
 			ClientLimited: c.ClientLimited(r), MeetsSLO: r.MeetsSLO, Failed: r.Failed, Holds: c.Holds(r)}
 		out.ClientLimited = out.ClientLimited || j.ClientLimited
 		out.Stages = append(out.Stages, j)
