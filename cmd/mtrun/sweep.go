@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
@@ -80,7 +79,7 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 	}
 	if len(results) > 0 {
 		capa := sw.planner.Criteria.Judge(sw.planner.Kind, sw.objectiveTexts(), results)
-		fmt.Fprintln(errw, "mtrun: "+capacityLine(capa))
+		fmt.Fprintln(errw, "mtrun: "+capa.Line())
 		if werr := writeCapacity(o.stage.capacity, capa); werr != nil && err == nil {
 			err = werr
 		}
@@ -89,23 +88,6 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 		return nil, err
 	}
 	return &total, err
-}
-
-// capacityLine is the one-line summary of a capacity.
-func capacityLine(c sweep.Capacity) string {
-	s := fmt.Sprintf("capacity %s %s", strconv.FormatFloat(c.Capacity, 'g', 4, 64), c.Kind)
-	if c.Failed != nil {
-		s += fmt.Sprintf(" (%s did not hold)", strconv.FormatFloat(*c.Failed, 'g', 4, 64))
-	} else {
-		s += " (a lower bound: every level tried held)"
-	}
-	if c.Knee != nil {
-		s += fmt.Sprintf("; knee at %s", strconv.FormatFloat(*c.Knee, 'g', 4, 64))
-	}
-	if c.ClientLimited {
-		s += "; the client could not hold a level: the server's capacity may be higher"
-	}
-	return s
 }
 
 // writeCapacity writes the capacity JSON to path (none when empty).

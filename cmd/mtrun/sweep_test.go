@@ -79,7 +79,7 @@ func TestSweepCapacitySim(t *testing.T) {
 		t.Fatal(err)
 	}
 	const want = 8.0
-	t.Logf("%s; stderr:\n%s", capacityLine(c), got.stderr)
+	t.Logf("%s; stderr:\n%s", c.Line(), got.stderr)
 	if c.Schema != sweep.CapacitySchema || c.Kind != sweep.Clients || len(c.Objectives) != 1 {
 		t.Errorf("capacity header %+v", c)
 	}

@@ -36,9 +36,10 @@ type collector struct {
 	// lastFile is the FileStats of the last record: records come in runs
 	// of one input.
 	lastFile *FileStats
-	raw      [][]any   // rows of the XLSX "Raw data" sheet
-	segs     *segments // segments.go
-	stages   *Stages   // records of staged runs and sweeps, per stage (stages.go)
+	raw      [][]any     // rows of the XLSX "Raw data" sheet
+	segs     *segments   // segments.go
+	stages   *Stages     // records of staged runs and sweeps, per stage (stages.go)
+	capacity *capacityIn // --capacity (capacity.go)
 }
 
 // Inputs describes what was read.

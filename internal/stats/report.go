@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mtkit/mtkit/internal/sweep"
 )
 
 // SchemaVersion is the "schema" value of the JSON report. It changes only
@@ -34,6 +36,8 @@ type Report struct {
 	// Stages is one row per stage of a staged run or sweep, when the
 	// records have more than one stage (stages.go).
 	Stages []StageRow `json:"stages,omitempty"`
+	// Capacity is the sweep judged again from the records (--capacity).
+	Capacity *sweep.Capacity `json:"capacity,omitempty"`
 
 	turns  []*Group // per turn, for the HTML and XLSX reports
 	series []point
@@ -365,6 +369,9 @@ func (c *collector) report(objs []Objective, compare bool) *Report {
 	}
 	if c.stages.Len() > 1 {
 		rep.Stages = c.stages.Rows()
+	}
+	if c.capacity != nil {
+		rep.Capacity = c.capacity.judge(c.stages, c.stages.objs)
 	}
 	return rep
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -122,5 +123,72 @@ func TestReportStages(t *testing.T) {
 		if got := strings.Contains(out.String(), "by stage:"); got != (tc.stages > 0) {
 			t.Errorf("table has a by stage section: %v, want %v", got, tc.stages > 0)
 		}
+	}
+}
+
+// TestCapacityCheck judges a two-stage sweep again from its records at
+// the levels of its capacity JSON: stage 1 (2 clients) meets
+// ttft_p95<=100ms, stage 2 (4 clients) does not, so the capacity is 2;
+// --min-capacity above it fails the check.
+func TestCapacityCheck(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	var b bytes.Buffer
+	for _, r := range append(stagedRecords(1, 20, t0, 100*time.Millisecond, 50*time.Millisecond, 0),
+		stagedRecords(2, 20, t0.Add(5*time.Second), 100*time.Millisecond, 300*time.Millisecond, 0)...) {
+		line, _ := json.Marshal(r)
+		b.Write(append(line, '\n'))
+	}
+	recs := filepath.Join(dir, "recs.jsonl")
+	capFile := filepath.Join(dir, "capacity.json")
+	badFile := filepath.Join(dir, "bad.json")
+	capJSON := `{"schema":"mtkit.capacity/v1","kind":"clients","capacity":4,"objectives":["ttft_p95<=100ms"],"stages":[` +
+		`{"stage":1,"kind":"clients","level":2},{"stage":2,"kind":"clients","level":4}]}`
+	for p, data := range map[string]string{recs: b.String(), capFile: capJSON, badFile: `{"schema":"other"}`} {
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		o       Options
+		wantErr string // "" for none
+		usage   bool
+	}{
+		{"reached", Options{Capacity: capFile, MinCapacity: 2}, "", false},
+		{"not reached", Options{Capacity: capFile, MinCapacity: 3}, "capacity not reached: 2 clients, want at least 3", false},
+		// --slo replaces the file's objectives: every stage meets this one.
+		{"own objectives", Options{Capacity: capFile, MinCapacity: 4, SLO: "ttft_p95<=1s"}, "", false},
+		{"without file", Options{MinCapacity: 3}, "--min-capacity needs --capacity", true},
+		{"bad file", Options{Capacity: badFile}, "bad.json: schema", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			o := tc.o
+			o.Inputs, o.Out, o.Err, o.Format = []string{recs}, &out, &out, FormatJSON
+			err := Run(context.Background(), o)
+			var usage *UsageError
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("Run: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("Run: %v, want %q", err, tc.wantErr)
+			case tc.usage != errors.As(err, &usage):
+				t.Fatalf("Run: %v; usage error %v, want %v", err, !tc.usage, tc.usage)
+			case strings.Contains(tc.wantErr, "not reached") && !errors.Is(err, ErrCheckFailed):
+				t.Fatalf("Run: %v; want ErrCheckFailed (exit 3)", err)
+			}
+			if tc.name == "reached" {
+				var rep struct {
+					Capacity struct{ Capacity, Failed float64 }
+				}
+				if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+					t.Fatal(err)
+				}
+				if rep.Capacity.Capacity != 2 || rep.Capacity.Failed != 4 {
+					t.Errorf("capacity %+v, want 2 held and 4 failed", rep.Capacity)
+				}
+			}
+		})
 	}
 }
