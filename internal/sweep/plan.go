@@ -228,8 +228,13 @@ func (c Capacity) Line() string {
 	} else {
 		s += " (a lower bound: every level tried held)"
 	}
+	if len(c.Objectives) == 0 {
+		s = "no objectives: largest level that held (steady, no failure) " + s[len("capacity "):]
+	}
 	if c.Knee != nil {
 		s += fmt.Sprintf("; knee at %s", strconv.FormatFloat(*c.Knee, 'g', 4, 64))
+	} else {
+		s += "; knee not reached"
 	}
 	if c.ClientLimited {
 		s += "; the client could not hold a level: the server's capacity may be higher"
