@@ -44,27 +44,33 @@ func sweepInput(t *testing.T, n int) string {
 // prefix cache, no prefill cost). With N closed-loop clients and no think
 // time, the throughput is N/S while N <= 8 and 8/S beyond (operational
 // analysis' asymptotic bound): the saturation point is N* = 8 clients.
-// Below it nothing queues and the TTFT is the simulator's 20 ms; above
-// it, by Little's law, the mean wait in the queue is (N-8)·S/8, at
-// least 25 ms for N >= 9, so the mean TTFT passes 45 ms. The objective
-// ttft_mean<=35ms therefore holds up to 8 clients and not above: the SLO
-// capacity is 8 as well.
+// Below it nothing queues and the TTFT is the simulator's 20 ms. Above
+// it requests queue: by Little's law the mean wait is (N-8)·S/8. With
+// the clients in lockstep (they start together and every request takes
+// S), N-8 of every N requests wait a whole S, 11 % at N = 9, so the TTFT
+// p95 is above 200 ms; if they drift apart, every request waits about
+// (N-8)·S/8 on average, up to twice that, so the p95 reaches about 70 ms
+// at N = 9 and passes 100 ms from N = 10. The objective ttft_p95<=70ms
+// therefore holds up to 8 clients and fails from 9 or 10: the SLO
+// capacity is 8 (at most 9, within 15 %).
 //
-// The sweep must find both within 15 %. Stages are 3 s (0.5 s warmup) so
-// the sweep (1, 2, 4, 8, 16, then bisection 11, 9: 7 stages) takes about
-// 25 s; the steadiness tolerance is raised to 30 % since a stage of one
-// client completes only about a dozen requests in its window, and the
-// machine is shared.
+// The sweep must find the knee and the capacity within 15 %. Stages are
+// 3 s (0.5 s warmup) so the sweep (1, 2, 4, 8, 16, then bisection 11,
+// 9: 7 stages) takes about 25 s; the steadiness tolerance is raised to
+// 30 % since a stage of one client completes only about a dozen
+// requests in its window. The test does not run in parallel with the
+// package's others: it measures latencies on a shared 2-core machine,
+// and a percentile rather than the mean is judged, which a few slow
+// requests do not move.
 func TestSweepCapacitySim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 25 s sweep")
 	}
-	t.Parallel()
 	in := sweepInput(t, 100)
 	dir := t.TempDir()
 	capPath, recsPath := filepath.Join(dir, "capacity.json"), filepath.Join(dir, "recs.jsonl")
 	got := mtrun(t, "", nil, "--sim", "--sim-config", "ttft=20ms,decode=10ms,max-running=8", "--tokenizer", "none", "--quiet",
-		"--max-tokens", "19", "--min-tokens", "--sweep", "clients", "--slo", "ttft_mean<=35ms",
+		"--max-tokens", "19", "--min-tokens", "--sweep", "clients", "--slo", "ttft_p95<=70ms",
 		"--stage-duration", "3s", "--stage-warmup", "500ms", "--sweep-unsteady", "0.3",
 		"--capacity", capPath, "--records", recsPath, in)
 	if got.code != 0 {
