@@ -83,7 +83,9 @@ func stageFlagsFrom(c *cli.Context) (stageFlags, error) {
 
 // excludeLoad refuses the flags a staged run or sweep replaces.
 func excludeLoad(c *cli.Context, by string) error {
-	for _, name := range []string{"stages", "clients", "active", "rate", "users", "time-scale", "duration", "max-requests"} {
+	// --segment splits closed lanes or arrivals of one level; a staged
+	// schedule's are not split (yet).
+	for _, name := range []string{"stages", "clients", "active", "rate", "users", "time-scale", "duration", "max-requests", "segment", "segments"} {
 		if c.IsSet(name) && "--"+name != by {
 			return command.Usagef("%s sets the load and the run's length; it excludes --%s", by, name)
 		}

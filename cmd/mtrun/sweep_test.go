@@ -129,6 +129,7 @@ func TestSweepUsage(t *testing.T) {
 		{"slo without sweep", []string{"--slo", "ttft_p95<=2s"}, "--slo needs --sweep"},
 		{"bad slo", []string{"--sweep", "rate", "--slo", "ttft<=2s"}, "--slo: "},
 		{"bad duration", []string{"--sweep", "rate", "--stage-duration", "1s", "--stage-warmup", "2s"}, "warmup 2s leaves nothing"},
+		{"with segment", []string{"--sweep", "clients", "--segment", "1/2", "--run-id", "r"}, "it excludes --segment"},
 		{"max below start", []string{"--sweep", "clients", "--sweep-start", "4", "--sweep-max", "2"}, "--sweep-max 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
