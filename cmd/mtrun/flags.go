@@ -108,7 +108,8 @@ before each turn, per user (a think time, not an arrival rate).`
 		&cli.StringFlag{Name: "input-format", Usage: "read the input as `FORMAT` instead of detecting it: conversations, vllm, sharegpt, openai, generate or a trace format (an unknown FORMAT lists them all; docs/mtrun.md, \"Inputs\")"},
 		debugFlag(), // hidden: debug.go
 	}
-	app.Flags = append(app.Flags, scaleFlags()...) // segment.go: --segment, --segments, --start-at
+	app.Flags = append(app.Flags, scaleFlags()...)    // segment.go: --segment, --segments, --start-at
+	app.Flags = append(app.Flags, stageFlagList()...) // stages.go
 	app.Flags = append(app.Flags, vllmFlags()...)
 	app.Action = func(c *cli.Context) error {
 		opts, err := optionsFrom(c)

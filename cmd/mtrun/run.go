@@ -52,6 +52,7 @@ type options struct {
 	sched   scheduleFlags  // --users, --user-gap, --time-scale
 	metrics metricsOptions // metrics.go
 	scale   scaleOut       // segment.go
+	stage   stageFlags     // --stages, --sweep (stages.go)
 }
 
 func optionsFrom(c *cli.Context) (*options, error) {
@@ -190,6 +191,9 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	if err := scaleFrom(c, o); err != nil {
 		return nil, err
 	}
+	if o.stage, err = stageFlagsFrom(c); err != nil {
+		return nil, err
+	}
 	if o.sim && r.URL != "" && c.IsSet("url") {
 		return nil, command.Usagef("--sim and --url exclude each other")
 	}
@@ -302,7 +306,7 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		src = again()
 	}
 	if runErr == nil && stop.Err() == nil {
-		sum, runErr = replay.Run(stop, abort, o.replay, src, sink)
+		sum, runErr = o.replayLoad(stop, abort, src, sink, s.Err) // sweep.go
 	}
 	if source.IsBadInput(runErr) {
 		runErr = command.Exit(command.ExitUsage, runErr) // bad input, like a bad flag

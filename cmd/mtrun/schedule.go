@@ -58,6 +58,11 @@ func scheduleFlagsFrom(c *cli.Context) (scheduleFlags, error) {
 func (o *options) chooseSchedule() error {
 	f := o.sched
 	switch {
+	case o.stage.sweep != nil:
+		// replayLoad gives each stage its schedule (sweep.go).
+	case len(o.stage.stages) > 0:
+		o.replay.Schedule = o.staged(o.stage.stages, 1)
+		o.replay.Loop = true // conversations recycle until the last stage ends
 	case f.users > 0:
 		o.replay.Schedule = schedule.UserGap{N: f.users, Gap: f.userGap}
 	case o.timed && !f.explicit:
@@ -73,11 +78,16 @@ func (o *options) chooseSchedule() error {
 
 // scheduleName names the run's schedule in the manifest.
 func (o *options) scheduleName() string {
+	if o.stage.sweep != nil {
+		return "sweep"
+	}
 	switch o.replay.Schedule.(type) {
 	case schedule.UserGap:
 		return "users"
 	case schedule.Trace:
 		return "trace"
+	case schedule.Staged:
+		return "stages"
 	}
 	if o.replay.Rate > 0 {
 		return "rate"

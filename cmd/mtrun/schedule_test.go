@@ -134,16 +134,8 @@ func TestUserCentricSim(t *testing.T) {
 	if g := sr.Summary.Metrics[stats.UserGap]; g["count"] != 7 || g["min"] <= 0 {
 		t.Errorf("%s = %v, want 7 positive gaps", stats.UserGap, g)
 	}
-	var m struct{ Settings map[string]any }
-	data, err := os.ReadFile(manifestPath(&options{records: recsPath}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	if m.Settings["schedule"] != "users" || m.Settings["users"] != 3.0 || m.Settings["user_gap"] != gap.String() {
-		t.Errorf("manifest settings schedule=%v users=%v user_gap=%v", m.Settings["schedule"], m.Settings["users"], m.Settings["user_gap"])
+	if s := manifestSettings(t, recsPath); s["schedule"] != "users" || s["users"] != 3.0 || s["user_gap"] != gap.String() {
+		t.Errorf("manifest settings schedule=%v users=%v user_gap=%v", s["schedule"], s["users"], s["user_gap"])
 	}
 }
 

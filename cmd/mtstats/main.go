@@ -67,6 +67,8 @@ func run(s command.Streams, args []string) int {
 		&cli.StringFlag{Name: "html", Usage: "also write a self-contained HTML report to `FILE`"},
 		&cli.StringFlag{Name: "xlsx", Usage: "also write an Excel workbook to `FILE`"},
 		&cli.DurationFlag{Name: "every", Usage: "print the report of what was read so far every `INTERVAL` (live pipes)"},
+		&cli.StringFlag{Name: "capacity", Usage: "a sweep's capacity JSON (mtrun --capacity) `FILE`: judge the records' stages again at its levels, with --slo or its objectives, and report the capacity"},
+		&cli.Float64Flag{Name: "min-capacity", Usage: "with --capacity: exit with status 3 when the capacity judged from the records is below `N`"},
 		&cli.BoolFlag{Name: "user-gaps", Usage: "also describe the time between consecutive turns of each client (user), intended and realised: user_gap_intended_ms, user_gap_ms (compare with mtrun --user-gap; per user with --by client)"},
 		&cli.StringFlag{Name: "metrics", Usage: "server metrics series `FILE` written by mtrun (default: the *.metrics.jsonl next to a single records file)"},
 		&cli.BoolFlag{Name: "no-metrics", Usage: "do not read the server metrics series"},
@@ -81,6 +83,7 @@ func run(s command.Streams, args []string) int {
 			Compare: c.Bool("compare"), Records: c.Bool("records"), To: c.String("to"),
 			HTML: c.String("html"), XLSX: c.String("xlsx"), Every: c.Duration("every"), UserGaps: c.Bool("user-gaps"),
 			Metrics: c.String("metrics"), NoMetrics: c.Bool("no-metrics"),
+			Capacity: c.String("capacity"), MinCapacity: c.Float64("min-capacity"),
 			Stop: stop.Done(),
 		})
 		var usage *stats.UsageError

@@ -91,6 +91,11 @@ type Record struct {
 	// Backend is the response header named by mtrun --backend-header: the
 	// replica a router chose; "" when not asked for or absent.
 	Backend string `json:"backend,omitempty" parquet:"backend,optional"`
+
+	// Stage is the load stage of a staged run or sweep (mtrun --stages,
+	// --sweep) the turn was intended in, from 1; 0 when the run had no
+	// stages.
+	Stage int `json:"stage" parquet:"stage"`
 }
 
 // OK reports whether the attempt succeeded.

@@ -234,6 +234,9 @@ func (o Options) withDefaults() Options {
 	if o.Think == nil {
 		o.Think = thinkFile
 	}
+	if st, ok := o.Schedule.(schedule.Stager); ok && o.Duration <= 0 {
+		o.Duration = st.End() // a staged run ends with its last stage
+	}
 	return o
 }
 

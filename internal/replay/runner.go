@@ -372,7 +372,7 @@ func (r *runner) lane(id, quota int) {
 		}
 	}()
 	for {
-		for len(active) < quota && r.stop.Err() == nil {
+		for len(active) < quota && r.stop.Err() == nil && r.open(id) {
 			s := r.take()
 			for s != nil && !r.owns(s) {
 				s = r.take()
@@ -389,7 +389,10 @@ func (r *runner) lane(id, quota int) {
 			}
 		}
 		if len(active) == 0 {
-			return
+			if !r.waitOpen(id) {
+				return
+			}
+			continue
 		}
 		i := r.pick(active, &rr)
 		s := active[i]
@@ -408,6 +411,29 @@ func (r *runner) lane(id, quota int) {
 			return
 		}
 	}
+}
+
+// open reports whether lane id may take a new session now (a staged
+// schedule's lane above the current level may not).
+func (r *runner) open(id int) bool {
+	g, ok := r.sched.(schedule.Gated)
+	if !ok {
+		return true
+	}
+	now := time.Since(r.anchor)
+	from, ok := g.Open(id, now)
+	return ok && from <= now
+}
+
+// waitOpen waits until lane id, which has no session, may take one;
+// false when it never may again (or the run stopped).
+func (r *runner) waitOpen(id int) bool {
+	g, ok := r.sched.(schedule.Gated)
+	if !ok {
+		return false
+	}
+	from, ok := g.Open(id, time.Since(r.anchor))
+	return ok && sleepUntil(r.stop, r.anchor.Add(from))
 }
 
 // pick chooses the next conversation: the ready ones in rotation (or at

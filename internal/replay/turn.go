@@ -8,6 +8,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/schedule"
 )
 
 // turnInfo is what the records of one attempt share.
@@ -21,6 +22,7 @@ type turnInfo struct {
 	inputMsgs    int
 	retried      bool
 	backend      string // the BackendHeader of the response
+	stage        int    // stage of a staged schedule (0: none)
 }
 
 // runTurn sends the session's current turn, retrying as the failure
@@ -61,6 +63,13 @@ func (r *runner) runTurn(s *session) {
 	}
 	if n < int64(o.WarmupTurns) {
 		info.phase = record.PhaseWarmup
+	}
+	if st, ok := r.sched.(schedule.Stager); ok {
+		var warm bool
+		info.stage, warm = st.StageAt(s.ready.Sub(r.anchor))
+		if warm {
+			info.phase = record.PhaseWarmup
+		}
 	}
 	body, err := o.buildBody(spec)
 	if err != nil {
@@ -181,6 +190,7 @@ func (r *runner) records(s *session, t turnSpec, a *attempt, info *turnInfo) []*
 			Retried:            info.retried,
 			Backend:            info.backend,
 			ITLNs:              c.ITL,
+			Stage:              info.stage,
 		}
 		rec.MinTokens = r.o.minTokens(t.maxTokens)
 		if a.Err != nil {

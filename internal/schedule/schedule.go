@@ -23,6 +23,8 @@
 //     timestamps (conv.Message.TimestampMs), scaled.
 //   - UserGap: user-centric fixed gaps (AIPerf's and LMCache's model):
 //     each of N users sends a turn every gap, staggered.
+//   - Staged: several levels of clients or of a rate one after another
+//     in one run, without draining between them (mtrun --stages).
 package schedule
 
 import (
@@ -102,7 +104,8 @@ func SessionRand(seed uint64, session int) *rand.Rand {
 
 // Check reports the first invalid setting of one of this package's
 // schedules (a rate that is not above 0, a user-centric schedule without
-// users or gap, a negative time scale); other schedules pass.
+// users or gap, a negative time scale, a stage without level or
+// duration); other schedules pass.
 func Check(s Schedule) error {
 	switch s := s.(type) {
 	case Rate:
@@ -113,6 +116,8 @@ func Check(s Schedule) error {
 		if s.N <= 0 || s.Gap <= 0 {
 			return fmt.Errorf("users: %d users with a gap of %s; want at least one user and a gap above 0", s.N, s.Gap)
 		}
+	case Staged:
+		return checkStaged(s)
 	case Trace:
 		if s.Scale < 0 || math.IsNaN(s.Scale) || math.IsInf(s.Scale, 0) {
 			return fmt.Errorf("time scale: %g; want a factor above 0", s.Scale)

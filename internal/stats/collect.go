@@ -36,8 +36,10 @@ type collector struct {
 	// lastFile is the FileStats of the last record: records come in runs
 	// of one input.
 	lastFile *FileStats
-	raw      [][]any   // rows of the XLSX "Raw data" sheet
-	segs     *segments // segments.go
+	raw      [][]any     // rows of the XLSX "Raw data" sheet
+	segs     *segments   // segments.go
+	stages   *Stages     // records of staged runs and sweeps, per stage (stages.go)
+	capacity *capacityIn // --capacity (capacity.go)
 }
 
 // Inputs describes what was read.
@@ -79,6 +81,7 @@ func newCollector(o *Options, filter Filter, objs []Objective) (*collector, erro
 		return nil, err
 	}
 	c.groupBy = gb
+	c.stages = NewStages(objs)
 	return c, nil
 }
 
@@ -287,6 +290,9 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 	c.all.add(r, good)
 	c.aff.add(r)
 	c.segs.add(r)
+	if r.Stage != 0 {
+		c.stages.Add(r) // staged runs only: it keeps its own samples
+	}
 	if c.opts.XLSX != "" {
 		if len(c.raw) < maxXLSXRows {
 			c.raw = append(c.raw, rawRow(r))

@@ -196,6 +196,13 @@ func (t *textWriter) report(rep *Report) error {
 	if rep.Segments != nil {
 		t.segments(rep.Segments)
 	}
+	if len(rep.Stages) > 0 {
+		t.stages(rep.Stages)
+	}
+	if rep.Capacity != nil {
+		t.heading("capacity:")
+		t.printf("%s\n", rep.Capacity.Line())
+	}
 	if len(rep.Groups) > 0 && rep.Compare == nil {
 		if rep.By != "conversation" {
 			for _, g := range rep.Groups {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mtkit/mtkit/internal/sweep"
 )
 
 // SchemaVersion is the "schema" value of the JSON report. It changes only
@@ -31,6 +33,11 @@ type Report struct {
 	Affinity *Affinity `json:"affinity,omitempty"`
 	// Segments is the per-segment view of runs split over processes.
 	Segments *SegmentsReport `json:"segments,omitempty"`
+	// Stages is one row per stage of a staged run or sweep, when the
+	// records have more than one stage (stages.go).
+	Stages []StageRow `json:"stages,omitempty"`
+	// Capacity is the sweep judged again from the records (--capacity).
+	Capacity *sweep.Capacity `json:"capacity,omitempty"`
 
 	turns  []*Group // per turn, for the HTML and XLSX reports
 	series []point
@@ -360,6 +367,12 @@ func (c *collector) report(objs []Objective, compare bool) *Report {
 	if compare {
 		rep.Compare = comparison(rep.Groups)
 	}
+	if c.stages.Len() > 1 {
+		rep.Stages = c.stages.Rows()
+	}
+	if c.capacity != nil {
+		rep.Capacity = c.capacity.judge(c.stages, c.stages.objs)
+	}
 	return rep
 }
 
@@ -382,37 +395,44 @@ func (c *collector) sloReport(rep *Report, objs []Objective) *SLOReport {
 	rep.Summary.Goodput = &gp
 	rep.Summary.Conversations.MetSLO = &s.GoodConversations
 	for _, o := range objs {
-		samples := c.all.samples[o.Metric].flat()
-		res := ObjectiveResult{Objective: o.Text, Metric: MetricNames[o.Metric], LimitMs: Num(o.Limit)}
-		if o.Turn >= 0 {
-			t := o.Turn
-			res.Turn = &t
-			samples = nil
-			if a := c.turns[o.Turn]; a != nil {
-				samples = a.samples[o.Metric].flat()
-			}
-		}
-		slices.Sort(samples)
-		res.Samples = len(samples)
-		switch {
-		case math.IsNaN(o.P):
-			res.Stat = "mean"
-			var sum float64
-			for _, x := range samples {
-				sum += x
-			}
-			res.ValueMs = Num(sum / float64(len(samples)))
-		default:
-			res.Stat = "p" + strconv.FormatFloat(o.P*100, 'f', -1, 64)
-			res.ValueMs = Num(Quantile(samples, o.P))
-		}
-		// No samples: nothing violated the objective, but nothing showed
-		// it was met either; it counts as not met.
-		res.Met = len(samples) > 0 && o.within(float64(res.ValueMs))
+		res := evalObjective(o, c.all, c.turns)
 		s.Met = s.Met && res.Met
 		s.Objectives = append(s.Objectives, res)
 	}
 	return s
+}
+
+// evalObjective measures objective o over the requests of all (or of
+// its turn, from turns).
+func evalObjective(o Objective, all *acc, turns map[int]*acc) ObjectiveResult {
+	samples := all.samples[o.Metric].flat()
+	res := ObjectiveResult{Objective: o.Text, Metric: MetricNames[o.Metric], LimitMs: Num(o.Limit)}
+	if o.Turn >= 0 {
+		t := o.Turn
+		res.Turn = &t
+		samples = nil
+		if a := turns[o.Turn]; a != nil {
+			samples = a.samples[o.Metric].flat()
+		}
+	}
+	slices.Sort(samples)
+	res.Samples = len(samples)
+	switch {
+	case math.IsNaN(o.P):
+		res.Stat = "mean"
+		var sum float64
+		for _, x := range samples {
+			sum += x
+		}
+		res.ValueMs = Num(sum / float64(len(samples)))
+	default:
+		res.Stat = "p" + strconv.FormatFloat(o.P*100, 'f', -1, 64)
+		res.ValueMs = Num(Quantile(samples, o.P))
+	}
+	// No samples: nothing violated the objective, but nothing showed
+	// it was met either; it counts as not met.
+	res.Met = len(samples) > 0 && o.within(float64(res.ValueMs))
+	return res
 }
 
 func ratio(a, b float64) Num {

@@ -73,6 +73,13 @@ type Options struct {
 	// the describe table (usergap.go).
 	UserGaps bool
 
+	// Capacity is a sweep's capacity JSON (mtrun --capacity): with it the
+	// records' stages are judged again, at its levels, with SLO (or its
+	// objectives), and the capacity reported; below MinCapacity, Run
+	// returns ErrCapacityNotReached (capacity.go).
+	Capacity    string
+	MinCapacity float64
+
 	// Stop is closed on the first interrupt: a note is printed and
 	// reading continues to the end of the input (the upstream stops too).
 	// Cancelling Run's context (second interrupt) prints the summary of
@@ -95,7 +102,11 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return &UsageError{err}
 	}
-	if o.Check && len(objs) == 0 {
+	capIn, stageObjs, err := readCapacity(&o, objs)
+	if err != nil {
+		return err
+	}
+	if o.Check && len(objs) == 0 && capIn == nil {
 		return errors.New("--check needs --slo")
 	}
 	if o.Inputs, err = ExpandInputs(o.Inputs); err != nil { // segments.go
@@ -120,6 +131,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	c.stages, c.capacity = NewStages(stageObjs), capIn
 	done := make(chan error, 1)
 	go func() { done <- c.read(fs) }()
 	var tick <-chan time.Time
@@ -196,6 +208,9 @@ func (c *collector) finish(objs []Objective, partial bool) error {
 	}
 	if o.Check && rep.SLO != nil && !rep.SLO.Met {
 		return ErrCheckFailed
+	}
+	if rep.Capacity != nil && rep.Capacity.Capacity < o.MinCapacity {
+		return fmt.Errorf("%w: %g %s, want at least %g", ErrCapacityNotReached, rep.Capacity.Capacity, rep.Capacity.Kind, o.MinCapacity)
 	}
 	return nil
 }

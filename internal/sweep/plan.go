@@ -1,8 +1,10 @@
 package sweep
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -164,11 +166,17 @@ type Capacity struct {
 	// hold a level: the capacity is a lower bound of the server's.
 	ClientLimited bool     `json:"client_limited"`
 	Objectives    []string `json:"objectives"`
-	Stages        []Judged `json:"stages"`
+	// Unsteady is the steadiness tolerance the stages were judged with
+	// (Criteria.Unsteady).
+	Unsteady float64  `json:"unsteady"`
+	Stages   []Judged `json:"stages"`
 }
 
 // Judged is one stage's result and verdicts.
 type Judged struct {
+	// Stage is the stage's number in the records (its place in the
+	// sweep, from 1).
+	Stage         int     `json:"stage"`
 	Kind          Kind    `json:"kind"`
 	Level         float64 `json:"level"`
 	Throughput    float64 `json:"throughput"`
@@ -184,7 +192,7 @@ const CapacitySchema = "mtkit.capacity/v1"
 
 // Judge sums up a sweep's results.
 func (c Criteria) Judge(kind Kind, objectives []string, rs []Result) Capacity {
-	out := Capacity{Schema: CapacitySchema, Kind: kind, Objectives: objectives}
+	out := Capacity{Schema: CapacitySchema, Kind: kind, Objectives: objectives, Unsteady: c.withDefaults().Unsteady}
 	if out.Objectives == nil {
 		out.Objectives = []string{}
 	}
@@ -203,11 +211,33 @@ func (c Criteria) Judge(kind Kind, objectives []string, rs []Result) Capacity {
 	if k, ok := c.Knee(rs); ok {
 		out.Knee = &k
 	}
-	for _, r := range rs {
-		j := Judged{Kind: r.Stage.Kind, Level: r.Stage.Level, Throughput: r.Throughput, Steady: c.Steady(r),
+	for i, r := range rs {
+		j := Judged{Stage: i + 1, Kind: r.Stage.Kind, Level: r.Stage.Level, Throughput: r.Throughput, Steady: c.Steady(r),
 			ClientLimited: c.ClientLimited(r), MeetsSLO: r.MeetsSLO, Failed: r.Failed, Holds: c.Holds(r)}
 		out.ClientLimited = out.ClientLimited || j.ClientLimited
 		out.Stages = append(out.Stages, j)
 	}
 	return out
+}
+
+// Line is the one-line summary of the capacity.
+func (c Capacity) Line() string {
+	s := fmt.Sprintf("capacity %s %s", strconv.FormatFloat(c.Capacity, 'g', 4, 64), c.Kind)
+	if c.Failed != nil {
+		s += fmt.Sprintf(" (%s did not hold)", strconv.FormatFloat(*c.Failed, 'g', 4, 64))
+	} else {
+		s += " (a lower bound: every level tried held)"
+	}
+	if len(c.Objectives) == 0 {
+		s = "no objectives: largest level that held (steady, no failure) " + s[len("capacity "):]
+	}
+	if c.Knee != nil {
+		s += fmt.Sprintf("; knee at %s", strconv.FormatFloat(*c.Knee, 'g', 4, 64))
+	} else {
+		s += "; knee not reached"
+	}
+	if c.ClientLimited {
+		s += "; the client could not hold a level: the server's capacity may be higher"
+	}
+	return s
 }

@@ -189,3 +189,22 @@ func TestSteady(t *testing.T) {
 		}
 	}
 }
+
+func TestCapacityLine(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	for _, tc := range []struct {
+		c    Capacity
+		want string
+	}{
+		{Capacity{Kind: Clients, Capacity: 8, Failed: f(9), Knee: f(7.86), Objectives: []string{"ttft_p95<=2s"}},
+			"capacity 8 clients (9 did not hold); knee at 7.86"},
+		{Capacity{Kind: Rate, Capacity: 4, Objectives: []string{"ttft_p95<=2s"}, ClientLimited: true},
+			"capacity 4 rate (a lower bound: every level tried held); knee not reached; the client could not hold a level: the server's capacity may be higher"},
+		{Capacity{Kind: Rate, Capacity: 0, Failed: f(2), Knee: f(3.38)},
+			"no objectives: largest level that held (steady, no failure) 0 rate (2 did not hold); knee at 3.38"},
+	} {
+		if got := tc.c.Line(); got != tc.want {
+			t.Errorf("Line() = %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package replay
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/schedule"
+)
+
+// TestStagedClients replays two stages of closed lanes without draining:
+// one client, then three with a warmup. Every record carries its stage,
+// in order of intended send time; the first stage uses lane 0 only, the
+// second all three; the second stage's warmup records come before its
+// measured ones; the run ends with the last stage.
+func TestStagedClients(t *testing.T) {
+	t.Parallel()
+	fs := newFakeServer(t, func(fs *fakeServer) { fs.tokenDelay = 2 * time.Millisecond })
+	sched := schedule.Staged{Levels: []schedule.Level{
+		{Level: 1, Duration: 300 * time.Millisecond},
+		{Level: 3, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond},
+	}}
+	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: sched, Loop: true}, simpleConvs(4, 2))
+	recs := res.final()
+	slices.SortFunc(recs, func(a, b *record.Record) int { return a.Scheduled.Compare(b.Scheduled) })
+	clients := map[int]map[int]bool{1: {}, 2: {}}
+	var lastWarm, firstMeasured time.Time
+	prev := 0
+	for _, r := range recs {
+		if r.Stage < prev || r.Stage < 1 || r.Stage > 2 {
+			t.Fatalf("record %d (scheduled %v) in stage %d after stage %d", r.Seq, r.Scheduled, r.Stage, prev)
+		}
+		prev = r.Stage
+		clients[r.Stage][r.Client] = true
+		switch {
+		case r.Stage == 1 && !r.Measured():
+			t.Errorf("record %d of stage 1 (no warmup) is %s", r.Seq, r.Phase)
+		case r.Stage == 2 && !r.Measured():
+			lastWarm = r.Scheduled
+		case r.Stage == 2 && firstMeasured.IsZero():
+			firstMeasured = r.Scheduled
+		}
+	}
+	if len(clients[1]) != 1 || !clients[1][0] {
+		t.Errorf("stage 1 (1 client) used clients %v, want lane 0 only", clients[1])
+	}
+	if len(clients[2]) != 3 {
+		t.Errorf("stage 2 (3 clients) used clients %v, want 0, 1 and 2", clients[2])
+	}
+	if lastWarm.IsZero() || firstMeasured.IsZero() || !lastWarm.Before(firstMeasured) {
+		t.Errorf("stage 2: last warmup record at %v, first measured at %v; want warmup first", lastWarm, firstMeasured)
+	}
+	if res.sum.Elapsed > 5*time.Second {
+		t.Errorf("run lasted %v; want it to end with the last stage (600ms)", res.sum.Elapsed)
+	}
+}
+
+// TestStagedRate replays two stages of constant arrivals: the first
+// turns are exactly the arrivals, 20/s for 300 ms then 40/s for 300 ms,
+// each stamped with its stage.
+func TestStagedRate(t *testing.T) {
+	t.Parallel()
+	fs := newFakeServer(t, nil)
+	sched := schedule.Staged{Rate: true, Levels: []schedule.Level{
+		{Level: 20, Duration: 300 * time.Millisecond},
+		{Level: 40, Duration: 300 * time.Millisecond},
+	}}
+	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: sched, Loop: true}, simpleConvs(3, 1))
+	start := runStart(res.final())
+	perStage := map[int]int{}
+	for _, r := range res.final() {
+		if r.Turn != 0 {
+			continue
+		}
+		perStage[r.Stage]++
+		at := r.Scheduled.Sub(start)
+		if want, _ := sched.StageAt(at); r.Stage != want {
+			t.Errorf("session %s arrived at %v in stage %d, want %d", r.ConversationID, at, r.Stage, want)
+		}
+	}
+	if perStage[1] != 6 || perStage[2] != 12 || len(perStage) != 2 {
+		t.Errorf("sessions per stage %v, want 6 in stage 1 and 12 in stage 2", perStage)
+	}
+}

@@ -1,0 +1,186 @@
+package schedule
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// Level is one stage of a Staged schedule: a load level held for
+// Duration, whose first Warmup is not measured.
+type Level struct {
+	Level    float64 // closed-loop clients, or new sessions a second
+	Duration time.Duration
+	Warmup   time.Duration
+}
+
+// Staged holds several load levels one after another in one run, without
+// draining between them: sessions in flight at a stage boundary go on to
+// their end, and new sessions start at the new level.
+//
+// With closed lanes (Rate false) a level is a number of clients: there
+// are as many lanes as the highest level, and lane u takes new sessions
+// only while u is below the current stage's level; a lane above it
+// finishes the sessions it has and then waits for a stage that needs it.
+// With Rate, a level is new sessions a second and arrivals follow each
+// stage's rate from the stage's start (constant spacing, or Poisson
+// drawn from Seed), so the arrival times are a function of the seed and
+// the levels alone. Later turns are ready their think time after the
+// previous answer in both.
+//
+// A turn belongs to the stage its intended send time falls in (StageAt),
+// numbered from First (1 when 0); after the last stage it belongs to the
+// last. The schedule ends at End: no session starts after it.
+type Staged struct {
+	Rate    bool
+	Levels  []Level
+	Poisson bool
+	Seed    uint64
+	First   int
+}
+
+// Gated is a Schedule whose closed lanes take new sessions only at some
+// times (Staged).
+type Gated interface {
+	// Open returns the earliest time from at on when lane user may take
+	// a new session; ok is false when it never may again.
+	Open(user int, at time.Duration) (from time.Duration, ok bool)
+}
+
+// Stager is a Schedule made of stages (Staged).
+type Stager interface {
+	// StageAt returns the number of the stage a turn intended at at
+	// belongs to, and whether at is in that stage's warmup.
+	StageAt(at time.Duration) (stage int, warmup bool)
+	// End is when the last stage ends.
+	End() time.Duration
+}
+
+// Users implements Schedule: the highest level's lanes, or 0 (arrivals).
+func (s Staged) Users() int {
+	if s.Rate {
+		return 0
+	}
+	n := 1
+	for _, l := range s.Levels {
+		n = max(n, int(l.Level))
+	}
+	return n
+}
+
+// Active implements Schedule: a lane works on one session at a time.
+func (Staged) Active(int) int { return 1 }
+
+// TurnAt implements Schedule.
+func (Staged) TurnAt(t Turn) time.Duration { return afterThink(t) }
+
+// End implements Stager.
+func (s Staged) End() time.Duration {
+	var end time.Duration
+	for _, l := range s.Levels {
+		end += l.Duration
+	}
+	return end
+}
+
+// StageAt implements Stager.
+func (s Staged) StageAt(at time.Duration) (int, bool) {
+	first := s.First
+	if first == 0 {
+		first = 1
+	}
+	var start time.Duration
+	for i, l := range s.Levels {
+		if at < start+l.Duration || i == len(s.Levels)-1 {
+			return first + i, at >= start && at < start+l.Warmup
+		}
+		start += l.Duration
+	}
+	return first, false
+}
+
+// Open implements Gated: the start of the first stage from at on whose
+// level is above user.
+func (s Staged) Open(user int, at time.Duration) (time.Duration, bool) {
+	var start time.Duration
+	for _, l := range s.Levels {
+		end := start + l.Duration
+		if at < end && float64(user) < l.Level {
+			return max(at, start), true
+		}
+		start = end
+	}
+	return 0, false
+}
+
+// Arrivals implements Schedule: each stage's rate from its start, none
+// after End; nil for closed lanes.
+func (s Staged) Arrivals() Arrivals {
+	if !s.Rate {
+		return nil
+	}
+	a := &stagedArrivals{s: s}
+	if s.Poisson {
+		a.rng = rand.New(rand.NewPCG(s.Seed, rateStream))
+	}
+	return a
+}
+
+type stagedArrivals struct {
+	s     Staged
+	rng   *rand.Rand
+	k     int           // current stage
+	start time.Duration // its start
+	i     int           // arrivals in it so far
+	last  float64       // offset of the previous arrival in it (ns)
+}
+
+// Next implements Arrivals. Within a stage, constant spacing puts
+// arrival i at i intervals from the stage's start; Poisson adds an
+// exponential gap to the previous arrival. An arrival that would fall
+// in the next stage is dropped and that stage starts with an arrival at
+// its start (Poisson gaps are memoryless, so this is exact for them).
+func (a *stagedArrivals) Next(Turn) (time.Duration, bool) {
+	for a.k < len(a.s.Levels) {
+		l := a.s.Levels[a.k]
+		interval := float64(time.Second) / l.Level
+		at := 0.0
+		switch {
+		case a.i == 0:
+		case a.rng != nil:
+			at = a.last + a.rng.ExpFloat64()*interval
+		default:
+			at = float64(a.i) * interval
+		}
+		if at < float64(l.Duration) {
+			a.i++
+			a.last = at
+			return a.start + time.Duration(at), true
+		}
+		a.start += l.Duration
+		a.k++
+		a.i, a.last = 0, 0
+	}
+	return 0, false
+}
+
+// checkStaged reports the first invalid level of s.
+func checkStaged(s Staged) error {
+	if len(s.Levels) == 0 {
+		return fmt.Errorf("stages: none given")
+	}
+	for i, l := range s.Levels {
+		switch {
+		case !(l.Level > 0) || math.IsInf(l.Level, 0):
+			return fmt.Errorf("stage %d: level %g; want a number above 0", i+1, l.Level)
+		case !s.Rate && l.Level != math.Trunc(l.Level):
+			return fmt.Errorf("stage %d: %g clients; want a whole number", i+1, l.Level)
+		case l.Duration <= 0:
+			return fmt.Errorf("stage %d: duration %s; want a duration above 0", i+1, l.Duration)
+		case l.Warmup < 0 || l.Warmup >= l.Duration:
+			return fmt.Errorf("stage %d: warmup %s; want at least 0 and less than the stage's %s", i+1, l.Warmup, l.Duration)
+		}
+	}
+	return nil
+}
