@@ -35,7 +35,7 @@ const (
 	strictUsage    = "stop with an error at the first malformed input record instead of skipping it"
 	maxTurnsUsage  = "keep the first `N` messages (user and assistant) of each conversation; 0: all"
 	thinkTimeUsage = "think time `DIST` before each user message but the first: none, a duration (2s) or a distribution (exponential:mean=2s, uniform:1s:5s)"
-	formatUsage    = "input `FORMAT`: auto (detected from each input's content) or a format name, see --help"
+	formatUsage    = "input `FORMAT`: auto (detected from each input's content) or one of the input formats listed above"
 )
 
 // Seed is --seed: the tool's own random choices, as an unsigned 64-bit
