@@ -8,43 +8,18 @@
 package cliflag
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mtkit/mtkit/internal/duration"
 )
 
-// ParseDuration reads a duration flag's value: a Go duration (500ms, 2s,
-// 1m30s, 1h) or a bare number, which is seconds (600, 0.5), in every
-// tool. Negative, NaN and infinite values and values above about 292
-// years are errors.
-func ParseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, errors.New("empty duration (want e.g. 500ms, 2s, 1m; a bare number is seconds)")
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		switch {
-		case math.IsNaN(f) || math.IsInf(f, 0):
-			return 0, fmt.Errorf("%q is not a finite number of seconds", s)
-		case f < 0:
-			return 0, fmt.Errorf("%q is negative", s)
-		case f*float64(time.Second) >= math.MaxInt64:
-			return 0, fmt.Errorf("%q seconds is too long", s)
-		}
-		return time.Duration(math.Round(f * float64(time.Second))), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (want e.g. 500ms, 2s, 1m30s; a bare number is seconds)", s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("%q is negative", s)
-	}
-	return d, nil
-}
+// ParseDuration is duration.Parse, the one duration syntax of every
+// tool: a Go duration (500ms, 2s, 1m30s) or a bare number of seconds.
+func ParseDuration(s string) (time.Duration, error) { return duration.Parse(s) }
 
 // ParseSeed reads a seed: a whole number from 0 to 2^64-1, in decimal.
 func ParseSeed(s string) (uint64, error) {
