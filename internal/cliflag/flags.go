@@ -2,6 +2,7 @@ package cliflag
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -136,4 +137,29 @@ func dash(name string) string {
 		return "-" + name
 	}
 	return "--" + name
+}
+
+// CheckHelp reports, on t, a visible flag whose help line breaks the
+// conventions: a value without a placeholder (cli shows "value"), a
+// default written into the usage (cli adds one), a bool's
+// "(default: false)".
+func CheckHelp(t interface {
+	Helper()
+	Errorf(string, ...any)
+}, f cli.Flag) {
+	t.Helper()
+	vf, ok := f.(cli.VisibleFlag)
+	if ok && !vf.IsVisible() {
+		return
+	}
+	line := f.String()
+	name, usage, _ := strings.Cut(line, "\t")
+	switch {
+	case strings.Contains(name, " value"):
+		t.Errorf("%s: no placeholder (put one word of the usage in backquotes)", name)
+	case strings.Count(usage, "(default") > 1:
+		t.Errorf("%s: the default is shown twice: %q", name, usage)
+	case strings.Contains(usage, "(default: false)"):
+		t.Errorf("%s: a bool shows (default: false)", name)
+	}
 }
