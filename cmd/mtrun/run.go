@@ -54,21 +54,24 @@ type options struct {
 	scale   scaleOut       // segment.go
 }
 
-func optionsFrom(c *cli.Context) (*options, error) {
+func optionsFrom(c *cli.Context, v *flagValues) (*options, error) {
 	o := &options{
 		input:      c.String("input-file"),
 		inputFmt:   c.String("input-format"),
 		tokenizer:  c.String("tokenizer"),
 		records:    c.String("records"),
-		convOut:    c.String("output-file"),
+		convOut:    c.String("output"),
 		manifest:   c.String("manifest"),
 		sim:        c.Bool("sim"),
 		simSpec:    c.String("sim-config"),
 		warmupStep: c.Bool("warmup-step"),
 		quiet:      c.Bool("quiet"),
 		cpuprofile: c.String("cpuprofile"),
-		termGrace:  c.Duration("term-grace"),
+		termGrace:  v.termGrace,
 		args:       redactArgs(os.Args),
+	}
+	if o.inputFmt == "auto" {
+		o.inputFmt = "" // detect
 	}
 	switch c.NArg() {
 	case 0:
@@ -128,7 +131,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	r.MaxInFlight = c.Int("max-concurrency")
 	r.Loop = c.Bool("loop")
 	r.MaxRequests = c.Int("max-requests")
-	r.Duration = c.Duration("duration")
+	r.Duration = v.duration
 	r.MaxTurns = c.Int("max-user-turns")
 	r.WarmupTurns = c.Int("warmup-turns")
 	r.FixedMaxTokens = c.Int("max-tokens")
@@ -138,7 +141,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	r.MaxModelLen = c.Int("max-model-len")
 	r.MaxRetries = c.Int("max-retries")
 	r.OnFailure = replay.OnFailure(c.String("on-failure"))
-	r.RequestTimeout = time.Duration(c.Float64("request-timeout") * float64(time.Second))
+	r.RequestTimeout = v.requestTimeout
 	r.Verify = c.Bool("verify-output")
 	r.PrintContent = c.Bool("print-content")
 	r.RunID = c.String("run-id")
@@ -153,7 +156,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	if c.IsSet("temperature") {
 		r.Temperature = record.Ptr(c.Float64("temperature"))
 	}
-	r.RandSeed = uint64(c.Int64("seed"))
+	r.RandSeed = v.seed
 	if c.IsSet("seed") {
 		o.genSeed = &r.RandSeed
 	}
@@ -196,7 +199,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	if o.metrics, err = metricsFrom(c); err != nil {
 		return nil, err
 	}
-	return o, applyVLLM(c, o)
+	return o, applyVLLM(c, o, v)
 }
 
 // run loads the conversations, opens the outputs and replays.

@@ -23,7 +23,7 @@ type vllmOutputs struct {
 	// test parameters of vLLM's summary
 	model                string
 	clients, active      int
-	seed                 int64
+	seed                 uint64
 	minTokens, maxTokens int
 
 	mu       sync.Mutex

@@ -163,3 +163,37 @@ func CheckHelp(t interface {
 		t.Errorf("%s: a bool shows (default: false)", name)
 	}
 }
+
+// NoBoolDefaults hides "(default: false)" on every bool flag: a bool is
+// off unless given, in every tool.
+func NoBoolDefaults(flags []cli.Flag) {
+	for _, f := range flags {
+		if b, ok := f.(*cli.BoolFlag); ok && !b.Value {
+			b.DisableDefaultText = true
+		}
+	}
+}
+
+// SetCategory puts every flag in flags under the help heading cat.
+func SetCategory(cat string, flags []cli.Flag) {
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.BoolFlag:
+			f.Category = cat
+		case *cli.StringFlag:
+			f.Category = cat
+		case *cli.IntFlag:
+			f.Category = cat
+		case *cli.Int64Flag:
+			f.Category = cat
+		case *cli.Float64Flag:
+			f.Category = cat
+		case *cli.GenericFlag:
+			f.Category = cat
+		case *cli.StringSliceFlag:
+			f.Category = cat
+		default:
+			panic(fmt.Sprintf("cliflag.SetCategory: %T", f)) // a programming error, found by any test that builds the app
+		}
+	}
+}
