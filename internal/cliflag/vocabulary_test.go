@@ -1,0 +1,117 @@
+package cliflag
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// row is one line of a tool's testdata/flags.tsv (see Table).
+type row struct {
+	tool, name, aliases, typ, usage string
+	hidden                          bool
+}
+
+// readTables reads the flag tables of every tool.
+func readTables(t *testing.T) []row {
+	t.Helper()
+	paths, err := filepath.Glob("../../cmd/*/testdata/flags.tsv")
+	if err != nil || len(paths) < 4 {
+		t.Fatalf("flag tables: %v, %v (want one per tool)", paths, err)
+	}
+	var rows []row
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tool := filepath.Base(filepath.Dir(filepath.Dir(p)))
+		for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			f := strings.Split(line, "\t")
+			if len(f) != 5 {
+				t.Fatalf("%s:%d: %d fields, want 5", p, i+1, len(f))
+			}
+			rows = append(rows, row{tool: tool, name: f[0], aliases: f[1], typ: f[2], hidden: f[3] == "true", usage: f[4]})
+		}
+	}
+	return rows
+}
+
+// hiddenReuse are the hidden old spellings allowed to reuse a name that
+// another tool gives another meaning, each with the reason. Every other
+// name means one thing in every tool that has it.
+var hiddenReuse = map[string]string{
+	"mtconvert --model": "vLLM's convert_sharegpt_to_openai.py spelling of --tokenizer (mtrun's --model is the served model, also vLLM's)",
+	"mtgen -n":          "old spelling of --num-conversations, deprecated with a note (mtrun's -n is vLLM's --max-num-requests)",
+	"mtstats --records": "old bool spelling of --to -, deprecated with a note (mtrun's --records is its records FILE)",
+}
+
+// TestVocabulary checks that a flag name (or alias) shared by several
+// tools has one type, one usage text and the same aliases in all of them,
+// which the constructors of this package give; and that every flag they
+// share is one of those constructors'.
+func TestVocabulary(t *testing.T) {
+	t.Parallel()
+	rows := readTables(t)
+	byName := map[string][]row{}
+	for _, r := range rows {
+		for _, n := range append([]string{r.name}, strings.Split(r.aliases, ",")...) {
+			if n != "" && hiddenReuse[r.tool+" "+dash(n)] == "" {
+				byName[n] = append(byName[n], r)
+			}
+		}
+	}
+	shared := map[string]bool{}
+	for _, f := range sharedFlags() {
+		shared[f.Names()[0]] = true
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		rs := byName[n]
+		tools := map[string]bool{}
+		for _, r := range rs {
+			tools[r.tool] = true
+		}
+		if len(tools) < 2 {
+			continue
+		}
+		first := rs[0]
+		for _, r := range rs[1:] {
+			if r.tool == first.tool {
+				continue
+			}
+			a, b := first, r
+			if a.name != b.name || a.typ != b.typ || a.usage != b.usage || a.aliases != b.aliases || a.hidden != b.hidden {
+				t.Errorf("%s means different things:\n  %s: --%s [%s] %s %q\n  %s: --%s [%s] %s %q",
+					dash(n), a.tool, a.name, a.aliases, a.typ, a.usage, b.tool, b.name, b.aliases, b.typ, b.usage)
+			}
+		}
+		if !shared[first.name] {
+			t.Errorf("%s is in %d tools but is not built by a cliflag constructor", dash(n), len(tools))
+		}
+	}
+	for k := range hiddenReuse {
+		tool, flag, _ := strings.Cut(k, " ")
+		found := false
+		for _, r := range rows {
+			found = found || r.tool == tool && r.hidden && r.name == strings.TrimLeft(flag, "-")
+		}
+		if !found {
+			t.Errorf("hiddenReuse names %s, which is not a hidden flag of %s: remove it", flag, tool)
+		}
+	}
+}
+
+// sharedFlags are one flag of each constructor.
+func sharedFlags() []interface{ Names() []string } {
+	return []interface{ Names() []string }{
+		Seed(nil), Tokenizer(nil, ""), Output(nil, ""), Quiet(nil), Strict(nil),
+		MaxTurns(nil), ThinkTime(nil, ""), InputFormat(nil),
+	}
+}
