@@ -115,3 +115,27 @@ func sharedFlags() []interface{ Names() []string } {
 		MaxTurns(nil), ThinkTime(nil, ""), InputFormat(nil),
 	}
 }
+
+// TestFlagsDoc checks that docs/flags.md lists every visible flag of every
+// tool under that tool's heading, with its type.
+func TestFlagsDoc(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/flags.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]string{}
+	parts := strings.Split(string(doc), "\n### ")
+	for _, p := range parts[1:] {
+		name, body, _ := strings.Cut(p, "\n")
+		sections[name] = body
+	}
+	for _, r := range readTables(t) {
+		if r.hidden {
+			continue
+		}
+		if !strings.Contains(sections[r.tool], "| `"+dash(r.name)+"`") {
+			t.Errorf("docs/flags.md: the %s table lacks %s", r.tool, dash(r.name))
+		}
+	}
+}
