@@ -18,7 +18,7 @@ import (
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/iox"
-	"github.com/mtkit/mtkit/internal/metrics"
+	"github.com/mtkit/mtkit/internal/manifest"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/sim"
@@ -68,7 +68,7 @@ func optionsFrom(c *cli.Context, v *flagValues) (*options, error) {
 		quiet:      c.Bool("quiet"),
 		cpuprofile: c.String("cpuprofile"),
 		termGrace:  v.termGrace,
-		args:       redactArgs(os.Args),
+		args:       manifest.RedactArgs(os.Args, argRedactions),
 	}
 	if o.inputFmt == "auto" {
 		o.inputFmt = "" // detect
@@ -423,28 +423,4 @@ func toolChoice(v string) json.RawMessage {
 	}
 	b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": v}}) // strings always encode
 	return b
-}
-
-// redactArgs hides the values of secret flags.
-func redactArgs(args []string) []string {
-	out := make([]string, len(args))
-	redact := false
-	for i, a := range args {
-		switch {
-		case redact:
-			out[i], redact = "REDACTED", false
-		case a == "--api-key" || a == "-api-key" || a == "--header" || a == "-header":
-			out[i], redact = a, true
-		case strings.HasPrefix(a, "--api-key=") || strings.HasPrefix(a, "--header="):
-			k, _, _ := strings.Cut(a, "=")
-			out[i] = k + "=REDACTED"
-		case i > 0 && (args[i-1] == "--metrics-url" || args[i-1] == "-metrics-url"):
-			out[i] = metrics.Display(a) // no user name or password
-		case strings.HasPrefix(a, "--metrics-url="):
-			out[i] = "--metrics-url=" + metrics.Display(strings.TrimPrefix(a, "--metrics-url="))
-		default:
-			out[i] = a
-		}
-	}
-	return out
 }
