@@ -24,6 +24,7 @@ import (
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/source"
 	"github.com/mtkit/mtkit/internal/tokenize"
+	"github.com/mtkit/mtkit/internal/vllmcompat"
 )
 
 // options are mtrun's settings beyond the replay itself.
@@ -42,7 +43,7 @@ type options struct {
 	cpuprofile string
 	termGrace  time.Duration
 	args       []string // command line, for the manifest (secrets redacted)
-	vllm       *vllmOutputs
+	vllm       *vllmcompat.Outputs
 	genSeed    *uint64 // --seed, for a generate_conversations input
 	warnings   []string
 	// timed is set when the input's format carries trace timestamps
@@ -269,13 +270,13 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	if err := startMetrics(ctx, o, s.Err, &outs); err != nil {
 		return err
 	}
-	sink := replay.Sink{Records: o.vllm.collect(recs, s.Err), Log: s.Err}
+	sink := replay.Sink{Records: o.vllm.Collect(recs, s.Err), Log: s.Err}
 	if o.convOut != "" {
 		f, err := iox.Create(o.convOut, s.Out)
 		if err != nil {
 			return err
 		}
-		out := conversationsOut(o.convOut, f)
+		out := vllmcompat.ConversationsOut(o.convOut, f)
 		outs.add(o.convOut, out)
 		sink.Conversations = conv.NewWriter(out)
 	}
@@ -321,7 +322,7 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	// The others go to stderr.
 	errs := []error{runErr, outs.close(), derr}
 	if sum != nil {
-		errs = append(errs, o.vllm.write(in.Sessions(), warmSec, time.Now()), writeManifest(o, sum, digest, started, s.Out))
+		errs = append(errs, o.vllm.Write(in.Sessions(), warmSec, time.Now()), writeManifest(o, sum, digest, started, s.Out))
 		if !o.quiet {
 			printSummary(s.Err, sum)
 		}

@@ -346,23 +346,3 @@ func rowAt(rows [][]string, i int) []string {
 	}
 	return nil
 }
-
-func FuzzParsePercentages(f *testing.F) {
-	for _, s := range []string{"0%", "0%,50%", "10,20.5%", "%", "100%", "-1", "1e1%,NaN"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		p, err := parsePercentages(s)
-		if err != nil {
-			return
-		}
-		if len(p) == 0 || !slices.IsSorted(p) {
-			t.Fatalf("%q: %v", s, p)
-		}
-		for _, v := range p {
-			if !(v >= 0 && v < 1) {
-				t.Fatalf("%q: %v out of [0, 1)", s, p)
-			}
-		}
-	})
-}

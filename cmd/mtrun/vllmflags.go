@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -12,6 +10,7 @@ import (
 	"github.com/mtkit/mtkit/internal/cliflag"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/tokenize"
+	"github.com/mtkit/mtkit/internal/vllmcompat"
 )
 
 // vllmFlags are the flags of vLLM's benchmarks/multi_turn/
@@ -74,21 +73,21 @@ func applyVLLM(c *cli.Context, o *options, v *flagValues) error {
 		}
 		r.RequestTimeout, r.StretchTimeout = v.requestTimeoutSec, true
 	}
-	p, err := parsePercentages(c.String("warmup-percentages"))
+	p, err := vllmcompat.ParsePercentages(c.String("warmup-percentages"))
 	if err != nil {
 		return command.Usagef("--warmup-percentages %q: %v", c.String("warmup-percentages"), err)
 	}
 	if c.Bool("excel-output") || c.String("stats-json-output") != "" || c.Bool("verbose") {
-		o.vllm = &vllmOutputs{
-			excel: c.Bool("excel-output"), statsJSON: c.String("stats-json-output"), verbose: c.Bool("verbose"),
-			warmup: p, model: c.String("model"), clients: r.Clients, active: r.Active, seed: v.seed,
-			minTokens: c.Int("limit-min-tokens"), maxTokens: c.Int("limit-max-tokens"),
+		o.vllm = &vllmcompat.Outputs{
+			Excel: c.Bool("excel-output"), StatsJSON: c.String("stats-json-output"), Verbose: c.Bool("verbose"),
+			Warmup: p, Model: c.String("model"), Clients: r.Clients, Active: r.Active, Seed: v.seed,
+			MinTokens: c.Int("limit-min-tokens"), MaxTokens: c.Int("limit-max-tokens"),
 		}
 		if o.warmupStep {
-			o.vllm.warmup = []float64{0}
+			o.vllm.Warmup = []float64{0}
 		}
 		if !c.IsSet("active") {
-			o.vllm.active = -1 // vLLM prints None
+			o.vllm.Active = -1 // vLLM prints None
 		}
 	}
 	return nil
@@ -137,19 +136,4 @@ func modelTokenizer(model string, o *options) string {
 		o.warnings = append(o.warnings, fmt.Sprintf("--model %s: no such directory here, so no tokenizer from it; counting tokens with %s (set --tokenizer)", model, o.tokenizer))
 	}
 	return o.tokenizer
-}
-
-// parsePercentages reads vLLM's --warmup-percentages: "0%,50%" (the % is
-// optional), each in [0, 100), sorted.
-func parsePercentages(s string) ([]float64, error) {
-	var out []float64
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(strings.ReplaceAll(f, "%", "")), 64)
-		if err != nil || !(v >= 0 && v < 100) {
-			return nil, fmt.Errorf("%q is not a percentage in [0%%, 100%%)", f)
-		}
-		out = append(out, v/100)
-	}
-	slices.Sort(out)
-	return out, nil
 }
