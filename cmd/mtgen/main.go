@@ -24,9 +24,9 @@ import (
 
 const usageText = `mtgen [options]
 
-   Writes one conversation per line (JSONL) to stdout or -o FILE. Turns
-   count messages (a user message and its answer are two), as in vLLM.
-   Flags override the --config file's settings.
+Writes one conversation per line (JSONL) to stdout or -o FILE. Turns
+count messages (a user message and its answer are two), as in vLLM.
+Flags override the --config file's settings.
 
 ` + dist.Syntax + `
 
