@@ -160,3 +160,24 @@ func TestCheckHelpCatches(t *testing.T) {
 		}
 	}
 }
+
+// TestContextGetters: code that reads a shared seed or duration flag with
+// cli.Context's getters (c.Duration, c.Uint64) gets its value, also when
+// the flag is bound to nothing.
+func TestContextGetters(t *testing.T) {
+	t.Parallel()
+	var gotD time.Duration
+	var gotS uint64
+	app := command.NewApp("tool", "test", command.Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
+	app.Flags = []cli.Flag{Duration("gap", nil, "`D`"), Seed(nil)}
+	app.Action = func(c *cli.Context) error {
+		gotD, gotS = c.Duration("gap"), c.Uint64("seed")
+		return nil
+	}
+	if code := command.Run(context.Background(), app, []string{"tool", "--gap", "1.5", "--seed", "18446744073709551615"}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if gotD != 1500*time.Millisecond || gotS != 1<<64-1 {
+		t.Errorf("c.Duration = %v, c.Uint64 = %d", gotD, gotS)
+	}
+}

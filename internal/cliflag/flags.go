@@ -43,6 +43,9 @@ const (
 // Seed is --seed: the tool's own random choices, as an unsigned 64-bit
 // number in every tool.
 func Seed(dst *uint64) *cli.GenericFlag {
+	if dst == nil {
+		dst = new(uint64)
+	}
 	return &cli.GenericFlag{Name: "seed", Value: seedValue{dst}, Usage: seedUsage, Category: CatRun}
 }
 
@@ -92,8 +95,12 @@ func InputFormat(dst *string) *cli.StringFlag {
 
 // Duration is a duration flag read by ParseDuration (a bare number is
 // seconds). usage names the placeholder in backquotes; the default shown
-// is *dst, none when it is 0.
+// is *dst, none when it is 0. dst may be nil: cli.Context.Duration(name)
+// reads the value too.
 func Duration(name string, dst *time.Duration, usage string) *cli.GenericFlag {
+	if dst == nil {
+		dst = new(time.Duration)
+	}
 	return &cli.GenericFlag{Name: name, Value: durationValue{dst}, Usage: usage}
 }
 
