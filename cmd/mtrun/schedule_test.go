@@ -15,6 +15,7 @@ import (
 	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/manifest"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/schedule"
@@ -135,7 +136,7 @@ func TestUserCentricSim(t *testing.T) {
 		t.Errorf("%s = %v, want 7 positive gaps", stats.UserGap, g)
 	}
 	var m struct{ Settings map[string]any }
-	data, err := os.ReadFile(manifestPath(&options{records: recsPath}))
+	data, err := os.ReadFile(manifest.Path("", recsPath))
 	if err != nil {
 		t.Fatal(err)
 	}
