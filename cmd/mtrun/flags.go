@@ -21,7 +21,8 @@ func newApp(s command.Streams) *cli.App {
 	app.Description = `Reads conversations (JSONL, vLLM's JSON list, or a generate_conversations
 config to generate from) from FILE or stdin, replays them with the full
 history each turn, and writes one JSON record per request to stdout (or
---records FILE, .jsonl[.gz|.zst] or .parquet). Flags go before FILE.
+--records FILE, .jsonl[.gz|.zst] or .parquet). Options may come before or
+after FILE; "--" ends them.
 
 Closed loop (default): --clients users, each alternating between its share
 of --active conversations, one request in flight per user (vLLM's model).
