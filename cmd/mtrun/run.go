@@ -294,13 +294,8 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		// vLLM's warmup sends the first turn of every conversation, then
 		// the replay starts over: the conversations are kept in between.
 		first, again := source.Rewind(in)
-		warm := o.replay
-		warm.Phase = record.PhaseWarmup
-		warm.MaxTurns, warm.Loop, warm.Duration, warm.MaxRequests = 1, false, 0, 0
-		warm.Schedule = nil // first turns in closed loop, whatever the run's schedule
-		sum, runErr = replay.Run(stop, abort, warm, first, replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
+		o.replay, sum, runErr = replay.WarmupStep(stop, abort, o.replay, first, replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
 		if sum != nil {
-			o.replay.FirstSeq = sum.NextSeq
 			warmSec = record.Ptr(sum.Elapsed.Seconds())
 		}
 		src = again()
