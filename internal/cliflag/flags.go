@@ -195,7 +195,8 @@ func SetCategory(cat string, flags []cli.Flag) {
 }
 
 // Table describes flags, one line each: name, aliases, type, hidden,
-// usage, tab-separated. Each tool keeps its table as a golden file
+// default (as --help shows it, with its environment variables), usage,
+// tab-separated. Each tool keeps its table as a golden file
 // (testdata/flags.tsv), and TestVocabulary compares the tables of all
 // tools: a name means one thing everywhere.
 func Table(flags []cli.Flag) []byte {
@@ -210,11 +211,17 @@ func Table(flags []cli.Flag) []byte {
 		if v, ok := f.(cli.VisibleFlag); ok {
 			hidden = !v.IsVisible()
 		}
-		usage := ""
+		usage, def := "", ""
 		if d, ok := f.(cli.DocGenerationFlag); ok {
 			usage = d.GetUsage()
+			if bf, ok := f.(*cli.BoolFlag); !ok || !bf.DisableDefaultText {
+				def = d.GetDefaultText()
+			}
+			for _, e := range d.GetEnvVars() {
+				def = strings.TrimPrefix(def+"; $"+e, "; ")
+			}
 		}
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%v\t%s\n", names[0], strings.Join(names[1:], ","), typ, hidden, usage)
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%v\t%s\t%s\n", names[0], strings.Join(names[1:], ","), typ, hidden, def, usage)
 	}
 	return []byte(b.String())
 }

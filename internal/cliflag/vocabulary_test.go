@@ -1,17 +1,20 @@
 package cliflag
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mtkit/mtkit/internal/clitest"
 )
 
 // row is one line of a tool's testdata/flags.tsv (see Table).
 type row struct {
-	tool, name, aliases, typ, usage string
-	hidden                          bool
+	tool, name, aliases, typ, def, usage string
+	hidden                               bool
 }
 
 // readTables reads the flag tables of every tool.
@@ -30,10 +33,10 @@ func readTables(t *testing.T) []row {
 		tool := filepath.Base(filepath.Dir(filepath.Dir(p)))
 		for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
 			f := strings.Split(line, "\t")
-			if len(f) != 5 {
-				t.Fatalf("%s:%d: %d fields, want 5", p, i+1, len(f))
+			if len(f) != 6 {
+				t.Fatalf("%s:%d: %d fields, want 6 (go test ./cmd/... -run TestFlagTable -update)", p, i+1, len(f))
 			}
-			rows = append(rows, row{tool: tool, name: f[0], aliases: f[1], typ: f[2], hidden: f[3] == "true", usage: f[4]})
+			rows = append(rows, row{tool: tool, name: f[0], aliases: f[1], typ: f[2], hidden: f[3] == "true", def: f[4], usage: f[5]})
 		}
 	}
 	return rows
@@ -116,26 +119,47 @@ func sharedFlags() []interface{ Names() []string } {
 	}
 }
 
-// TestFlagsDoc checks that docs/flags.md lists every visible flag of every
-// tool under that tool's heading, with its type.
+// TestFlagsDoc keeps the "All flags" section of docs/flags.md, generated
+// from every tool's flag table, current (go test -update rewrites it).
 func TestFlagsDoc(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile("../../docs/flags.md")
+	const path, heading = "../../docs/flags.md", "## All flags\n"
+	doc, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sections := map[string]string{}
-	parts := strings.Split(string(doc), "\n### ")
-	for _, p := range parts[1:] {
-		name, body, _ := strings.Cut(p, "\n")
-		sections[name] = body
+	head, _, ok := strings.Cut(string(doc), heading)
+	if !ok {
+		t.Fatalf("%s has no %q", path, heading)
 	}
+	var b strings.Builder
+	b.WriteString(head + heading + "\nGenerated from each tool's flag table (`cmd/*/testdata/flags.tsv`); `--help`\nof each tool shows the same, grouped by heading.\n")
+	tool := ""
 	for _, r := range readTables(t) {
 		if r.hidden {
 			continue
 		}
-		if !strings.Contains(sections[r.tool], "| `"+dash(r.name)+"`") {
-			t.Errorf("docs/flags.md: the %s table lacks %s", r.tool, dash(r.name))
+		if r.tool != tool {
+			tool = r.tool
+			fmt.Fprintf(&b, "\n### %s\n\n| flag | type | default | meaning |\n|---|---|---|---|\n", tool)
 		}
+		names := []string{"`" + dash(r.name) + "`"}
+		for _, a := range strings.Split(r.aliases, ",") {
+			if a != "" {
+				names = append(names, "`"+dash(a)+"`")
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", strings.Join(names, ", "), typeNames[r.typ], cell(r.def), cell(strings.ReplaceAll(r.usage, "`", "")))
 	}
+	clitest.Golden(t, path, []byte(b.String()))
 }
+
+// typeNames are the flag types as docs/flags.md names them.
+var typeNames = map[string]string{
+	"*cli.StringFlag": "string", "*cli.IntFlag": "int", "*cli.Int64Flag": "int64", "*cli.Float64Flag": "float",
+	"*cli.BoolFlag": "bool", "*cli.StringSliceFlag": "string, repeatable",
+	"*cli.GenericFlag(cliflag.seedValue)": "seed (uint64)", "*cli.GenericFlag(cliflag.durationValue)": "duration",
+}
+
+// cell escapes a Markdown table cell.
+func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
