@@ -78,7 +78,7 @@ func flags(v *flagValues) []cli.Flag {
 	userGap := cliflag.Duration("user-gap", nil, "user-centric timing: time `GAP` between the turns of a user (a turn not ready then goes when its previous answer ends, recorded as lateness)")
 	userGap.Category = load
 	seed := cliflag.Seed(&v.seed)
-	const catMetrics = "Server metrics (docs/server-metrics.md):"
+	const catMetrics = cliflag.CatMetrics
 	metricsInterval := cliflag.Duration("metrics-interval", &v.metricsInterval, "time `INTERVAL` between two scrapes")
 	metricsInterval.Category = catMetrics
 	return []cli.Flag{
@@ -153,8 +153,8 @@ func flags(v *flagValues) []cli.Flag {
 
 		&cli.StringSliceFlag{Name: "metrics-url", DefaultText: "the server's /metrics when it answers in the Prometheus format", Category: catMetrics, Usage: "scrape this Prometheus `URL` during the run (repeatable: one per replica)"},
 		metricsInterval,
-		&cli.StringFlag{Name: "metrics-file", DefaultText: "next to --records FILE, *.metrics.jsonl", Category: catMetrics, Usage: "series `FILE`"},
-		&cli.BoolFlag{Name: "no-metrics", Category: catMetrics, Usage: "do not scrape the server's metrics"},
+		cliflag.MetricsFile(nil, "next to --records FILE, *.metrics.jsonl"),
+		cliflag.NoMetrics(nil),
 
 		seed,
 		&cli.BoolFlag{Name: "sim", Category: run, Usage: "start the built-in simulator on 127.0.0.1 and run against it"},

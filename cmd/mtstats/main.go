@@ -67,8 +67,8 @@ func flags(o *stats.Options) []cli.Flag {
 		&cli.StringFlag{Name: "xlsx", Destination: &o.XLSX, Category: catReport, Usage: "also write an Excel workbook to `FILE`"},
 		every,
 		&cli.BoolFlag{Name: "user-gaps", Destination: &o.UserGaps, DisableDefaultText: true, Category: catReport, Usage: "also describe the time between consecutive turns of each client (user), intended and realised: user_gap_intended_ms, user_gap_ms (compare with mtrun --user-gap; per user with --by client)"},
-		&cli.StringFlag{Name: "metrics", Destination: &o.Metrics, Category: catReport, Usage: "server metrics series `FILE` written by mtrun (default: the *.metrics.jsonl next to a single records file)"},
-		&cli.BoolFlag{Name: "no-metrics", Destination: &o.NoMetrics, DisableDefaultText: true, Category: catReport, Usage: "do not read the server metrics series"},
+		cliflag.MetricsFile(&o.Metrics, "the *.metrics.jsonl next to a single records file"),
+		cliflag.NoMetrics(&o.NoMetrics),
 
 		&cli.StringFlag{Name: "slo", Destination: &o.SLO, Category: catSLO, Usage: "service-level `OBJECTIVES`, e.g. 'ttft_p95<=2s,itl_p99<=50ms,turn0:ttft_p99<=5s'"},
 		&cli.BoolFlag{Name: "check", Destination: &o.Check, DisableDefaultText: true, Category: catSLO, Usage: "exit with status 3 when an --slo objective is not met"},
@@ -76,6 +76,7 @@ func flags(o *stats.Options) []cli.Flag {
 		&cli.StringFlag{Name: "to", Destination: &o.To, Category: cliflag.CatOutput, Usage: "no report: write the records that pass --where to `FILE` (- is stdout; .parquet, .jsonl, .jsonl.gz, .jsonl.zst)"},
 
 		cliflag.BoolAlias("records", "to", "-", "use --to - (--records FILE names mtrun's records output)"),
+		cliflag.Alias("metrics", "metrics-file", "use --metrics-file (mtrun's name for the same file)"),
 	}
 }
 

@@ -133,6 +133,7 @@ func TestHelpConventions(t *testing.T) {
 	for _, f := range []cli.Flag{
 		Seed(&u), Tokenizer(&s, "none"), Output(&s, "-"), Output(&s, ""), Quiet(&b), Strict(&b),
 		MaxTurns(&n), ThinkTime(&s, "none"), InputFormat(&s), Duration("d", &d, "wait `D`"),
+		MetricsFile(&s, "next to the records"), NoMetrics(&b),
 	} {
 		CheckHelp(t, f)
 	}

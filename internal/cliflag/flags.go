@@ -37,6 +37,8 @@ const (
 	strictUsage    = "stop with an error at the first malformed input record instead of skipping it"
 	maxTurnsUsage  = "keep the first `N` messages (user and assistant) of each conversation; 0: all"
 	thinkTimeUsage = "think time `DIST` before each user message but the first: none, a duration (2s) or a distribution (exponential:mean=2s, uniform:1s:5s)"
+	metricsUsage   = "server metrics series `FILE` (JSONL; mtrun writes it, mtstats reads it)"
+	noMetricsUsage = "no server metrics: mtrun scrapes none, mtstats reads no series"
 	formatUsage    = "input `FORMAT`: auto (detected from each input's content) or one of the input formats listed above"
 )
 
@@ -91,6 +93,20 @@ func ThinkTime(dst *string, defText string) *cli.StringFlag {
 // detected; def is "auto".
 func InputFormat(dst *string) *cli.StringFlag {
 	return &cli.StringFlag{Name: "input-format", Value: "auto", Destination: dst, Usage: formatUsage, Category: CatInput}
+}
+
+// CatMetrics is the heading of the server metrics flags.
+const CatMetrics = "Server metrics (docs/server-metrics.md):"
+
+// MetricsFile is --metrics-file, the server metrics series; defText says
+// where it is when not given.
+func MetricsFile(dst *string, defText string) *cli.StringFlag {
+	return &cli.StringFlag{Name: "metrics-file", Destination: dst, DefaultText: defText, Usage: metricsUsage, Category: CatMetrics}
+}
+
+// NoMetrics is --no-metrics.
+func NoMetrics(dst *bool) *cli.BoolFlag {
+	return &cli.BoolFlag{Name: "no-metrics", Destination: dst, DisableDefaultText: true, Usage: noMetricsUsage, Category: CatMetrics}
 }
 
 // Duration is a duration flag read by ParseDuration (a bare number is

@@ -115,7 +115,7 @@ func TestVocabulary(t *testing.T) {
 func sharedFlags() []interface{ Names() []string } {
 	return []interface{ Names() []string }{
 		Seed(nil), Tokenizer(nil, ""), Output(nil, ""), Quiet(nil), Strict(nil),
-		MaxTurns(nil), ThinkTime(nil, ""), InputFormat(nil),
+		MaxTurns(nil), ThinkTime(nil, ""), InputFormat(nil), MetricsFile(nil, ""), NoMetrics(nil),
 	}
 }
 

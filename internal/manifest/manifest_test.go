@@ -16,17 +16,17 @@ import (
 
 func TestRedactArgs(t *testing.T) {
 	t.Parallel()
-	redact := map[string]func(string) string{"api-key": Hide, "header": Hide, "url": strings.ToUpper}
+	redact := map[string]func(string) string{"api-key": Hide, "header": Hide, "shout": strings.ToUpper}
 	for _, tc := range []struct{ in, want string }{
 		{"mtrun --api-key sk-1 --url u", "mtrun --api-key REDACTED --url u"},
 		{"mtrun --api-key=sk-1 --header=Authorization:x", "mtrun --api-key=REDACTED --header=REDACTED"},
 		{"mtrun -api-key sk-1 -header X-Key:y f.jsonl", "mtrun -api-key REDACTED -header REDACTED f.jsonl"},
 		{"mtrun -api-key=sk-1", "mtrun -api-key=REDACTED"},
 		{"mtrun --clients 4", "mtrun --clients 4"},
-		{"mtrun --api-keys x", "mtrun --api-keys x"},         // another flag
-		{"mtrun -- --api-key", "mtrun -- --api-key"},         // a file name after --
-		{"mtrun --api-key", "mtrun --api-key"},               // no value: cli's error
-		{"mtrun --url u -url=v f", "mtrun --url U -url=V f"}, // a function of the value
+		{"mtrun --api-keys x", "mtrun --api-keys x"},                 // another flag
+		{"mtrun -- --api-key", "mtrun -- --api-key"},                 // a file name after --
+		{"mtrun --api-key", "mtrun --api-key"},                       // no value: cli's error
+		{"mtrun --shout u -shout=v f", "mtrun --shout U -shout=V f"}, // a function of the value
 	} {
 		got := strings.Join(RedactArgs(strings.Fields(tc.in), redact), " ")
 		if got != tc.want {
