@@ -39,7 +39,7 @@ const (
 	thinkTimeUsage = "think time `DIST` before each user message but the first: none, a duration (2s) or a distribution (exponential:mean=2s, uniform:1s:5s)"
 	metricsUsage   = "server metrics series `FILE` (JSONL; mtrun writes it, mtstats reads it)"
 	noMetricsUsage = "no server metrics: mtrun scrapes none, mtstats reads no series"
-	formatUsage    = "input `FORMAT`: auto (detected from each input's content) or one of the input formats listed above"
+	formatUsage    = "input `FORMAT`: auto (detected from each input's content) or a format name (an unknown name lists them all; docs/mtrun.md, Inputs)"
 )
 
 // Seed is --seed: the tool's own random choices, as an unsigned 64-bit
