@@ -79,7 +79,7 @@ func TestGenRunStats(t *testing.T) {
 	dir := t.TempDir()
 	genPath, recPath, answers := filepath.Join(dir, "gen.jsonl"), filepath.Join(dir, "records.jsonl"), filepath.Join(dir, "answers.jsonl")
 	table := pipeline(t, 5*time.Minute, nil,
-		[]string{bin(t, "mtgen"), "-n", fmt.Sprint(nConv), "--turns", fmt.Sprintf("constant:%d", 2*turns), // messages, as in vLLM
+		[]string{bin(t, "mtgen"), "--num-conversations", fmt.Sprint(nConv), "--turns", fmt.Sprintf("constant:%d", 2*turns), // messages, as in vLLM
 			"--input-tokens", fmt.Sprintf("constant:%d", input), "--output-tokens", fmt.Sprintf("constant:%d", outputN),
 			"--tokenizer", s.tokenizer, "--seed", "7"},
 		[]string{"tee", genPath},

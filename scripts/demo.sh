@@ -9,7 +9,7 @@ bin="${MTKIT_CACHE:-$HOME/.cache/mtkit}/bin"
 mkdir -p "$bin"
 go build -o "$bin/" ./cmd/...
 
-"$bin/mtgen" -n 64 --seed 1 --turns uniform:4:10 --input-tokens lognormal:average=200,max=800 \
+"$bin/mtgen" --num-conversations 64 --seed 1 --turns uniform:4:10 --input-tokens lognormal:average=200,max=800 \
     --output-tokens constant:48 --system-prefix-tokens 1000 --prefix-tokens 100 \
     --think-time exponential:mean=200ms \
   | "$bin/mtrun" --sim --sim-config ttft=15ms,prefill=0.02ms,decode=2ms,cache=500000,max-running=32 \

@@ -65,7 +65,7 @@ echo "soak.sh: building into $out/bin" >&2
 go build -o "$out/bin/" ./cmd/mtgen ./cmd/mtrun ./internal/cmd/mtsim
 bin=$out/bin
 
-"$bin/mtgen" -n 200 --seed 1 --turns uniform:2:8 --input-tokens uniform:20:300 \
+"$bin/mtgen" --num-conversations 200 --seed 1 --turns uniform:2:8 --input-tokens uniform:20:300 \
   --output-tokens uniform:8:64 --think-time exponential:mean=100ms >"$out/convs.jsonl" 2>"$out/mtgen.log"
 
 simcfg="seed=1,ttft=20ms,prefill=0.02ms,decode=4ms,max-running=64,cache=200000,$faults"

@@ -50,13 +50,19 @@ func TestGolden(t *testing.T) {
 		{"stdin_sharegpt", sg, 0, nil},
 		{"stdin_strict", sg, 1, []string{"--strict", "-"}},
 		{"stdin_drop", sg, 0, []string{"--alternation", "drop", "--parts", "none", "-q"}},
-		{"openai", `{"messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"q"}]},{"role":"assistant","content":"a"},{"role":"user","content":"q2"}]}` + "\n", 0, []string{"--from", "openai"}},
+		{"openai", `{"messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"q"}]},{"role":"assistant","content":"a"},{"role":"user","content":"q2"}]}` + "\n", 0, []string{"--input-format", "openai"}},
+		// Old spellings: the same output as the new ones, and a note on stderr.
+		{"openai_old_from", `{"messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"q"}]},{"role":"assistant","content":"a"},{"role":"user","content":"q2"}]}` + "\n", 0, []string{"--from", "openai"}},
+		{"old_model", "", 0, []string{"--model", "o200k_base", "--max-items", "2", "--seed", "7", quirks}},
+		{"from_twice", "", 2, []string{"--from", "openai", "--input-format", "sharegpt"}},
+		{"tokenizer_short", "", 0, []string{"-t", "o200k_base", "--max-items", "2", "--seed", "7", "-q", quirks}},
+		{"bad_seed", "", 2, []string{"--seed", "1.5"}},
 		{"vllm", `[{"id":"v1","messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}]`, 0, nil},
 		{"bad_flag", "", 2, []string{"--nope"}},
-		{"generate", "", 0, []string{"--from", "generate", "../../internal/source/testdata/generate.json"}},
+		{"generate", "", 0, []string{"--input-format", "generate", "../../internal/source/testdata/generate.json"}},
 		{"generate_detected", "", 0, []string{"../../internal/source/testdata/generate.json"}},
 		{"generate_filter", "", 2, []string{"--min-turns", "2", "../../internal/source/testdata/generate.json"}},
-		{"conversations", `{"id":"k","messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}`, 0, []string{"--from", "conversations", "-q"}},
+		{"conversations", `{"id":"k","messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}`, 0, []string{"--input-format", "conversations", "-q"}},
 		{"bad_parts", "", 2, []string{"--parts", "some"}},
 		{"bad_range", "", 2, []string{"--min-turns", "5", "--max-turns", "2"}},
 		{"bad_tokenizer", "", 2, []string{"--tokenizer", "no/such/tokenizer.json"}},
@@ -83,7 +89,7 @@ func TestOutputFileCompressed(t *testing.T) {
 		// Converting the compressed output again must give the same
 		// conversations (the conversation JSONL is read as OpenAI-shaped).
 		var out bytes.Buffer
-		code = run(context.Background(), []string{"mtconvert", "-q", "--from", "openai", path}, command.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+		code = run(context.Background(), []string{"mtconvert", "-q", "--input-format", "openai", path}, command.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
 		if code != 0 || strings.Count(out.String(), "\n") != 10 {
 			t.Errorf("%s: exit %d, %d lines: %s", name, code, strings.Count(out.String(), "\n"), errOut.String())
 		}

@@ -18,11 +18,11 @@ import (
 var convertedFormats = map[string]bool{"sharegpt": true, "openai": true, "vllm": true, "conversations": true}
 
 // sessionFormat returns the format of the inputs when internal/source
-// reads them rather than the converter: --from names such a format, or
-// --from auto and the first input (a file) is detected as one. "" means
+// reads them rather than the converter: --input-format names such a format, or
+// --input-format auto and the first input (a file) is detected as one. "" means
 // the converter reads them.
 func sessionFormat(c *cli.Context, o convert.Options) string {
-	from := c.String("from")
+	from := c.String("input-format")
 	if from != "auto" && from != "" {
 		if convertedFormats[from] {
 			return ""
@@ -62,7 +62,11 @@ func copySessions(c *cli.Context, s command.Streams, o convert.Options, format s
 	}
 	stop, _, release := command.Interrupts(c.Context, s.Signals)
 	defer release()
-	so := source.Options{Tokenizer: c.String("tokenizer"), Log: s.Err}
+	tok := c.String("tokenizer")
+	if tok == "none" {
+		tok = ""
+	}
+	so := source.Options{Tokenizer: tok, Log: s.Err}
 	st, err := source.Copy(stop, conv.NewWriter(out), o.Inputs, format, s.In, so, o.Dedupe)
 	if cerr := out.Close(); err == nil && cerr != nil {
 		err = cerr

@@ -57,7 +57,7 @@ func TestTraceFormat(t *testing.T) {
 	want := `{"id":"s1","messages":[{"role":"user","content":"first","timestamp_ms":0}],"history":"none"}
 {"id":"s2","messages":[{"role":"user","content":"second","timestamp_ms":250.5}],"history":"none"}
 `
-	for _, args := range [][]string{{"--from", "test-trace", "-q", path}, {"-q", path}} {
+	for _, args := range [][]string{{"--input-format", "test-trace", "-q", path}, {"-q", path}} {
 		var out, errb strings.Builder
 		code := run(context.Background(), append([]string{"mtconvert"}, args...), command.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
 		if code != 0 || out.String() != want {
@@ -71,8 +71,8 @@ func TestTraceFormat(t *testing.T) {
 func TestUnknownFrom(t *testing.T) {
 	t.Parallel()
 	var out, errb strings.Builder
-	code := run(context.Background(), []string{"mtconvert", "--from", "csv"}, command.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
-	want := `mtconvert: --from: format "csv": want auto or one of ` + strings.Join(source.Names(), ", ") + "\n"
+	code := run(context.Background(), []string{"mtconvert", "--input-format", "csv"}, command.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	want := `mtconvert: --input-format: format "csv": want auto or one of ` + strings.Join(source.Names(), ", ") + "\n"
 	if code != 2 || errb.String() != want || !strings.Contains(want, "test-trace") {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errb.String(), want)
 	}
@@ -100,7 +100,7 @@ func TestMooncakeOut(t *testing.T) {
 		want = append(want, c)
 	}
 	in.Close()
-	for _, args := range [][]string{{"--from", "mooncake", "-q", trace}, {"-q", trace}} {
+	for _, args := range [][]string{{"--input-format", "mooncake", "-q", trace}, {"-q", trace}} {
 		var out, errb strings.Builder
 		code := run(context.Background(), append([]string{"mtconvert"}, args...), command.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
 		if code != 0 {

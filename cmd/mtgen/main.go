@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mtkit/mtkit/internal/cliflag"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/dist"
@@ -23,85 +24,111 @@ import (
 
 const usageText = `mtgen [options]
 
-   Writes one conversation per line (JSONL) to stdout or -o FILE. Turns
-   count messages (a user message and its answer are two), as in vLLM.
-   Flags override the --config file's settings.
+Writes one conversation per line (JSONL) to stdout or -o FILE. Turns
+count messages (a user message and its answer are two), as in vLLM.
+Flags override the --config file's settings.
 
 ` + dist.Syntax + `
 
 Examples:
-   mtgen -n 100 --turns uniform:4:10 --input-tokens lognormal:avg=500,median_ratio=0.8,max=2000 \
+   mtgen --num-conversations 100 --turns uniform:4:10 --input-tokens lognormal:avg=500,median_ratio=0.8,max=2000 \
          --output-tokens constant:100 --system-prefix-tokens 1000 --prefix-tokens 500 \
          --think-time exponential:mean=2s > convs.jsonl
    mtgen --config generate_multi_turn.json --tokenizer ./Llama-3.1-8B/ -o convs.jsonl.zst
-   mtgen -n 1000 --prefix-groups 8 --system-prefix-tokens 2000 --stats | mtrun ...`
+   mtgen --num-conversations 1000 --prefix-groups 8 --system-prefix-tokens 2000 --stats | mtrun ...`
 
 func main() {
 	os.Exit(run(command.OSStreams(), os.Args))
 }
 
+// options are mtgen's flags.
+type options struct {
+	gen               gen.Overrides
+	config, tokenizer string
+	output, textFiles string
+	seed              uint64
+	workers           int
+}
+
+// flags binds mtgen's flags to o.
+func flags(o *options) []cli.Flag {
+	g := &o.gen
+	thinkTime := cliflag.ThinkTime(&g.ThinkTime, "none")
+	thinkTime.Category = catShape
+	return []cli.Flag{
+		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Destination: &o.config, Category: cliflag.CatInput, Usage: "vLLM generate_conversations JSON config `FILE`"},
+		&cli.StringFlag{Name: "text-files", Destination: &o.textFiles, Category: cliflag.CatInput, DefaultText: "the embedded public-domain corpus", Usage: "comma-separated corpus `FILES`"},
+		cliflag.Tokenizer(&o.tokenizer, tokenize.Default),
+
+		&cli.IntFlag{Name: "num-conversations", Destination: &g.NumConversations, DefaultText: "100", Category: catShape, Usage: "write `N` conversations"},
+		&cli.StringFlag{Name: "turns", Destination: &g.Turns, DefaultText: "uniform:12:18", Category: catShape, Usage: "messages per conversation `DIST`, rounded up to even, at least 2"},
+		&cli.StringFlag{Name: "input-tokens", Destination: &g.InputTokens, DefaultText: "uniform:120:160", Category: catShape, Usage: "tokens per user message `DIST`; the first includes the prefixes"},
+		&cli.StringFlag{Name: "output-tokens", Destination: &g.OutputTokens, DefaultText: "uniform:80:120", Category: catShape, Usage: "target tokens per answer `DIST`"},
+		&cli.StringFlag{Name: "system-prefix-tokens", Aliases: []string{"common-prefix-tokens"}, Destination: &g.SystemPrefixTokens, DefaultText: "0", Category: catShape, Usage: "tokens `DIST` of the prefix shared by all conversations (or by each --prefix-groups group)"},
+		&cli.StringFlag{Name: "prefix-tokens", Destination: &g.PrefixTokens, DefaultText: "0", Category: catShape, Usage: "tokens `DIST` of each conversation's own prefix"},
+		&cli.IntFlag{Name: "prefix-groups", Destination: &g.PrefixGroups, DefaultText: "0: the common prefix starts the first user message, as in vLLM", Category: catShape, Usage: "`G` groups of conversations, each sharing one system prompt of --system-prefix-tokens"},
+		thinkTime,
+		cliflag.Seed(&o.seed),
+		&cli.IntFlag{Name: "workers", Destination: &o.workers, DefaultText: "all CPUs", Category: cliflag.CatRun, Usage: "`N` goroutines making text; the output does not depend on it"},
+
+		cliflag.Output(&o.output, "-"),
+		&cli.BoolFlag{Name: "stats", Destination: &g.Stats, DisableDefaultText: true, Category: cliflag.CatOutput, Usage: "print the statistics table (vLLM's print_stats) to stderr"},
+
+		cliflag.Alias("n", "num-conversations", "use --num-conversations (-n is --max-requests in mtrun)"),
+	}
+}
+
+// catShape groups the flags that shape the conversations.
+const catShape = "Conversations (DIST: see above):"
+
 // run is mtgen with injected streams; it returns the exit code.
 func run(s command.Streams, args []string) int {
 	app := command.NewApp("mtgen", "generate synthetic multi-turn conversations (JSONL)", s)
 	app.UsageText = usageText
-	app.Flags = []cli.Flag{
-		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "vLLM generate_conversations JSON config `FILE`"},
-		&cli.IntFlag{Name: "num-conversations", Aliases: []string{"n"}, DefaultText: "100", Usage: "number of conversations `N`"},
-		&cli.StringFlag{Name: "turns", Usage: "messages per conversation `DIST`, rounded up to even, at least 2 (default uniform:12:18)"},
-		&cli.StringFlag{Name: "input-tokens", Usage: "tokens per user message `DIST`; the first includes the prefixes (default uniform:120:160)"},
-		&cli.StringFlag{Name: "output-tokens", Usage: "target tokens per answer `DIST` (default uniform:80:120)"},
-		&cli.StringFlag{Name: "system-prefix-tokens", Aliases: []string{"common-prefix-tokens"}, Usage: "tokens of the prefix shared by all conversations (or by each --prefix-groups group) `DIST` (default 0)"},
-		&cli.StringFlag{Name: "prefix-tokens", Usage: "tokens of each conversation's own prefix `DIST` (default 0)"},
-		&cli.StringFlag{Name: "think-time", Usage: "pause before each user message but the first `DIST`, e.g. exponential:mean=2s (default none)"},
-		&cli.IntFlag{Name: "prefix-groups", DefaultText: "0: the common prefix starts the first user message, as in vLLM", Usage: "`G` groups of conversations, each sharing one system prompt of --system-prefix-tokens"},
-		&cli.StringFlag{Name: "tokenizer", Aliases: []string{"t"}, Value: tokenize.Default, Usage: "`SPEC`: a built-in encoding (o200k_base, cl100k_base), a tokenizer.json file or a model directory"},
-		&cli.Uint64Flag{Name: "seed", Usage: "random `SEED`; the same seed, config, corpus and tokenizer give the same bytes"},
-		&cli.StringFlag{Name: "text-files", Usage: "comma-separated corpus `FILES` (default: the embedded public-domain corpus)"},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output `FILE`, - for stdout; .gz and .zst compress"},
-		&cli.BoolFlag{Name: "stats", DefaultText: "off", Usage: "print the statistics table (vLLM's print_stats) to stderr"},
-		&cli.IntFlag{Name: "workers", DefaultText: "all CPUs", Usage: "`N` goroutines making text; the output does not depend on it"},
-	}
+	var o options
+	app.Flags = flags(&o)
 	app.Action = func(c *cli.Context) error {
 		if c.NArg() > 0 {
 			return command.Usagef("unexpected argument %q (mtgen reads no files; see mtgen --help)", c.Args().First())
 		}
-		o := gen.Overrides{
-			NumConversations: c.Int("num-conversations"), Turns: c.String("turns"),
-			InputTokens: c.String("input-tokens"), OutputTokens: c.String("output-tokens"),
-			SystemPrefixTokens: c.String("system-prefix-tokens"), PrefixTokens: c.String("prefix-tokens"),
-			ThinkTime: c.String("think-time"), PrefixGroups: c.Int("prefix-groups"), Stats: c.Bool("stats"),
-		}
 		if c.IsSet("seed") {
-			seed := c.Uint64("seed")
-			o.Seed = &seed
+			o.gen.Seed = &o.seed
 		}
-		if f := c.String("text-files"); f != "" {
-			o.TextFiles = strings.Split(f, ",")
+		if o.gen.ThinkTime == "none" {
+			o.gen.ThinkTime = ""
 		}
-		tok, err := tokenize.Load(c.String("tokenizer"))
-		if err != nil {
-			return command.Exit(command.ExitUsage, err)
+		if o.textFiles != "" {
+			o.gen.TextFiles = strings.Split(o.textFiles, ",")
 		}
-		stop, _, release := command.Interrupts(c.Context, s.Signals)
-		defer release()
-		out, err := iox.Create(c.String("output"), s.Out)
-		if err != nil {
-			return err
-		}
-		_, err = gen.Run(stop, gen.Options{
-			ConfigPath: c.String("config"), Overrides: o, Tokenizer: tok,
-			TokenizerName: c.String("tokenizer"), Workers: c.Int("workers"),
-		}, conv.NewWriter(out), s.Err)
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-		switch {
-		case errors.Is(err, gen.ErrFlag):
-			return command.Exit(command.ExitUsage, err)
-		case errors.Is(err, context.Canceled):
-			return command.Exit(command.ExitInterrupted, nil)
-		}
-		return err
+		return generate(c.Context, s, &o)
 	}
 	return command.Run(context.Background(), app, args)
+}
+
+// generate writes the conversations o asks for.
+func generate(ctx context.Context, s command.Streams, o *options) error {
+	tok, err := tokenize.Load(o.tokenizer)
+	if err != nil {
+		return command.Exit(command.ExitUsage, err)
+	}
+	stop, _, release := command.Interrupts(ctx, s.Signals)
+	defer release()
+	out, err := iox.Create(o.output, s.Out)
+	if err != nil {
+		return err
+	}
+	_, err = gen.Run(stop, gen.Options{
+		ConfigPath: o.config, Overrides: o.gen, Tokenizer: tok,
+		TokenizerName: o.tokenizer, Workers: o.workers,
+	}, conv.NewWriter(out), s.Err)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case errors.Is(err, gen.ErrFlag):
+		return command.Exit(command.ExitUsage, err)
+	case errors.Is(err, context.Canceled):
+		return command.Exit(command.ExitInterrupted, nil)
+	}
+	return err
 }

@@ -25,12 +25,12 @@ func TestGolden(t *testing.T) {
 		args string
 		code int
 	}{
-		{"small", "-n 3 --turns 4 --input-tokens uniform:5:30 --output-tokens constant:7 --seed 7", 0},
-		{"prefixes", "-n 2 --turns 2 --input-tokens 40 --output-tokens 3 --system-prefix-tokens 12 --prefix-tokens 9 --think-time exponential:mean=2s", 0},
-		{"groups", "-n 4 --turns 4 --input-tokens 10 --output-tokens 3 --system-prefix-tokens 6 --prefix-groups 2 --think-time uniform:500ms:1.5s --seed 3", 0},
-		{"stats", "-n 5 --turns uniform:2:8 --input-tokens lognormal:avg=30,median_ratio=0.8,max=60 --output-tokens poisson:20 --stats --seed 11", 0},
-		{"vllm_config", "--config testdata/vllm_example.json -n 2 --turns 4 --stats", 0},
-		{"text_files", "-n 2 --turns 2 --input-tokens 15 --output-tokens 2 --text-files testdata/pg1184.txt", 0},
+		{"small", "--num-conversations 3 --turns 4 --input-tokens uniform:5:30 --output-tokens constant:7 --seed 7", 0},
+		{"prefixes", "--num-conversations 2 --turns 2 --input-tokens 40 --output-tokens 3 --system-prefix-tokens 12 --prefix-tokens 9 --think-time exponential:mean=2s", 0},
+		{"groups", "--num-conversations 4 --turns 4 --input-tokens 10 --output-tokens 3 --system-prefix-tokens 6 --prefix-groups 2 --think-time uniform:500ms:1.5s --seed 3", 0},
+		{"stats", "--num-conversations 5 --turns uniform:2:8 --input-tokens lognormal:avg=30,median_ratio=0.8,max=60 --output-tokens poisson:20 --stats --seed 11", 0},
+		{"vllm_config", "--config testdata/vllm_example.json --num-conversations 2 --turns 4 --stats", 0},
+		{"text_files", "--num-conversations 2 --turns 2 --input-tokens 15 --output-tokens 2 --text-files testdata/pg1184.txt", 0},
 		{"bad_dist", "--turns uniform:10:4", command.ExitUsage},
 		{"bad_dist_name", "--input-tokens gaussian:3", command.ExitUsage},
 		{"bad_think", "--think-time exponential:mean=2parsecs", command.ExitUsage},
@@ -38,8 +38,14 @@ func TestGolden(t *testing.T) {
 		{"missing_config", "--config testdata/nope.json", command.ExitFailure},
 		{"bad_tokenizer", "--tokenizer nonexistent-tokenizer", command.ExitUsage},
 		{"bad_flag", "--bogus", command.ExitUsage},
-		{"extra_arg", "-n 1 stray", command.ExitUsage},
+		{"extra_arg", "--num-conversations 1 stray", command.ExitUsage},
 		{"help", "--help", 0},
+		// -n is the old spelling of --num-conversations: same output, a note on stderr.
+		{"small_old_n", "-n 3 --turns 4 --input-tokens uniform:5:30 --output-tokens constant:7 --seed 7", 0},
+		{"n_twice", "-n 3 --num-conversations 4", command.ExitUsage},
+		{"bad_n", "-n many", command.ExitUsage},
+		{"bad_seed", "--seed -1", command.ExitUsage},
+		{"think_none", "--num-conversations 1 --turns 2 --input-tokens 5 --output-tokens 2 --think-time none --seed 1", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mtkit/mtkit/internal/iox"
+	"github.com/mtkit/mtkit/internal/manifest"
 	"github.com/mtkit/mtkit/internal/metrics"
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/stats"
@@ -218,7 +219,7 @@ func TestMetricsFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, got.code, got.stderr, tc.want)
 		}
 	}
-	args := redactArgs([]string{"mtrun", "--metrics-url", "http://u:pw-secret@h/metrics", "--metrics-url=http://v:pw-secret@h2/m", "x.jsonl"})
+	args := manifest.RedactArgs([]string{"mtrun", "--metrics-url", "http://u:pw-secret@h/metrics", "--metrics-url=http://v:pw-secret@h2/m", "x.jsonl"}, argRedactions)
 	if want := "mtrun --metrics-url http://h/metrics --metrics-url=http://h2/m x.jsonl"; strings.Join(args, " ") != want {
 		t.Errorf("redactArgs: %q, want %q", args, want)
 	}

@@ -18,12 +18,13 @@ import (
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/iox"
-	"github.com/mtkit/mtkit/internal/metrics"
+	"github.com/mtkit/mtkit/internal/manifest"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/source"
 	"github.com/mtkit/mtkit/internal/tokenize"
+	"github.com/mtkit/mtkit/internal/vllmcompat"
 )
 
 // options are mtrun's settings beyond the replay itself.
@@ -42,7 +43,7 @@ type options struct {
 	cpuprofile string
 	termGrace  time.Duration
 	args       []string // command line, for the manifest (secrets redacted)
-	vllm       *vllmOutputs
+	vllm       *vllmcompat.Outputs
 	genSeed    *uint64 // --seed, for a generate_conversations input
 	warnings   []string
 	// timed is set when the input's format carries trace timestamps
@@ -55,21 +56,24 @@ type options struct {
 	stage   stageFlags     // --stages, --sweep (stages.go)
 }
 
-func optionsFrom(c *cli.Context) (*options, error) {
+func optionsFrom(c *cli.Context, v *flagValues) (*options, error) {
 	o := &options{
 		input:      c.String("input-file"),
 		inputFmt:   c.String("input-format"),
 		tokenizer:  c.String("tokenizer"),
 		records:    c.String("records"),
-		convOut:    c.String("output-file"),
+		convOut:    c.String("output"),
 		manifest:   c.String("manifest"),
 		sim:        c.Bool("sim"),
 		simSpec:    c.String("sim-config"),
 		warmupStep: c.Bool("warmup-step"),
 		quiet:      c.Bool("quiet"),
 		cpuprofile: c.String("cpuprofile"),
-		termGrace:  c.Duration("term-grace"),
-		args:       redactArgs(os.Args),
+		termGrace:  v.termGrace,
+		args:       manifest.RedactArgs(os.Args, argRedactions),
+	}
+	if o.inputFmt == "auto" {
+		o.inputFmt = "" // detect
 	}
 	switch c.NArg() {
 	case 0:
@@ -129,7 +133,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	r.MaxInFlight = c.Int("max-concurrency")
 	r.Loop = c.Bool("loop")
 	r.MaxRequests = c.Int("max-requests")
-	r.Duration = c.Duration("duration")
+	r.Duration = v.duration
 	r.MaxTurns = c.Int("max-user-turns")
 	r.WarmupTurns = c.Int("warmup-turns")
 	r.FixedMaxTokens = c.Int("max-tokens")
@@ -139,7 +143,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	r.MaxModelLen = c.Int("max-model-len")
 	r.MaxRetries = c.Int("max-retries")
 	r.OnFailure = replay.OnFailure(c.String("on-failure"))
-	r.RequestTimeout = time.Duration(c.Float64("request-timeout") * float64(time.Second))
+	r.RequestTimeout = v.requestTimeout
 	r.Verify = c.Bool("verify-output")
 	r.PrintContent = c.Bool("print-content")
 	r.RunID = c.String("run-id")
@@ -154,7 +158,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	if c.IsSet("temperature") {
 		r.Temperature = record.Ptr(c.Float64("temperature"))
 	}
-	r.RandSeed = uint64(c.Int64("seed"))
+	r.RandSeed = v.seed
 	if c.IsSet("seed") {
 		o.genSeed = &r.RandSeed
 	}
@@ -200,7 +204,7 @@ func optionsFrom(c *cli.Context) (*options, error) {
 	if o.metrics, err = metricsFrom(c); err != nil {
 		return nil, err
 	}
-	return o, applyVLLM(c, o)
+	return o, applyVLLM(c, o, v)
 }
 
 // run loads the conversations, opens the outputs and replays.
@@ -270,13 +274,13 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	if err := startMetrics(ctx, o, s.Err, &outs); err != nil {
 		return err
 	}
-	sink := replay.Sink{Records: o.vllm.collect(recs, s.Err), Log: s.Err}
+	sink := replay.Sink{Records: o.vllm.Collect(recs, s.Err), Log: s.Err}
 	if o.convOut != "" {
 		f, err := iox.Create(o.convOut, s.Out)
 		if err != nil {
 			return err
 		}
-		out := conversationsOut(o.convOut, f)
+		out := vllmcompat.ConversationsOut(o.convOut, f)
 		outs.add(o.convOut, out)
 		sink.Conversations = conv.NewWriter(out)
 	}
@@ -294,13 +298,8 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		// vLLM's warmup sends the first turn of every conversation, then
 		// the replay starts over: the conversations are kept in between.
 		first, again := source.Rewind(in)
-		warm := o.replay
-		warm.Phase = record.PhaseWarmup
-		warm.MaxTurns, warm.Loop, warm.Duration, warm.MaxRequests = 1, false, 0, 0
-		warm.Schedule = nil // first turns in closed loop, whatever the run's schedule
-		sum, runErr = replay.Run(stop, abort, warm, first, replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
+		o.replay, sum, runErr = replay.WarmupStep(stop, abort, o.replay, first, replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
 		if sum != nil {
-			o.replay.FirstSeq = sum.NextSeq
 			warmSec = record.Ptr(sum.Elapsed.Seconds())
 		}
 		src = again()
@@ -322,7 +321,7 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	// The others go to stderr.
 	errs := []error{runErr, outs.close(), derr}
 	if sum != nil {
-		errs = append(errs, o.vllm.write(in.Sessions(), warmSec, time.Now()), writeManifest(o, sum, digest, started, s.Out))
+		errs = append(errs, o.vllm.Write(in.Sessions(), warmSec, time.Now()), writeManifest(o, sum, digest, started, s.Out))
 		if !o.quiet {
 			printSummary(s.Err, sum)
 		}
@@ -424,28 +423,4 @@ func toolChoice(v string) json.RawMessage {
 	}
 	b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": v}}) // strings always encode
 	return b
-}
-
-// redactArgs hides the values of secret flags.
-func redactArgs(args []string) []string {
-	out := make([]string, len(args))
-	redact := false
-	for i, a := range args {
-		switch {
-		case redact:
-			out[i], redact = "REDACTED", false
-		case a == "--api-key" || a == "-api-key" || a == "--header" || a == "-header":
-			out[i], redact = a, true
-		case strings.HasPrefix(a, "--api-key=") || strings.HasPrefix(a, "--header="):
-			k, _, _ := strings.Cut(a, "=")
-			out[i] = k + "=REDACTED"
-		case i > 0 && (args[i-1] == "--metrics-url" || args[i-1] == "-metrics-url"):
-			out[i] = metrics.Display(a) // no user name or password
-		case strings.HasPrefix(a, "--metrics-url="):
-			out[i] = "--metrics-url=" + metrics.Display(strings.TrimPrefix(a, "--metrics-url="))
-		default:
-			out[i] = a
-		}
-	}
-	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mtkit/mtkit/internal/cliflag"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/segment"
 )
@@ -16,11 +17,13 @@ import (
 // scaleFlags are the flags of a run split over several processes
 // (docs/scale-out.md).
 func scaleFlags() []cli.Flag {
-	return []cli.Flag{
+	flags := []cli.Flag{
 		&cli.StringFlag{Name: "segment", Usage: "run part `i/N` of a run split over N processes (i from 0 to N-1): its own sessions, on the run's global schedule (docs/scale-out.md)"},
 		&cli.IntFlag{Name: "segments", Usage: "split the run over `N` processes, this one's index from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)"},
 		&cli.StringFlag{Name: "start-at", Usage: "wait for the wall-clock `TIME` (RFC 3339, e.g. 2026-11-23T23:30:00Z) before the first request; refuse when more than 1s late"},
 	}
+	cliflag.SetCategory("Scale-out (docs/scale-out.md):", flags)
+	return flags
 }
 
 // scaleOut is this process's part of a split run.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mtkit/mtkit/internal/clitest"
+	"github.com/mtkit/mtkit/internal/manifest"
 )
 
 // TestStagesUsage checks the usage errors of --stages: one line on
@@ -90,7 +91,7 @@ func TestStagesSim(t *testing.T) {
 func manifestSettings(t *testing.T, recsPath string) map[string]any {
 	t.Helper()
 	var m struct{ Settings map[string]any }
-	data, err := os.ReadFile(manifestPath(&options{records: recsPath}))
+	data, err := os.ReadFile(manifest.Path("", recsPath))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,15 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mtkit/mtkit/internal/cliflag"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/tokenize"
+	"github.com/mtkit/mtkit/internal/vllmcompat"
 )
 
 // vllmFlags are the flags of vLLM's benchmarks/multi_turn/
@@ -19,24 +18,26 @@ import (
 // with vLLM's meaning (where mtkit had a flag of the same name with
 // another meaning, mtkit's is now under the name given in the usage).
 // The flags both share with the same meaning are declared in newApp.
-func vllmFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "served-model-name", Usage: "vLLM: the model `NAME` sent in requests (default: --model)"},
-		&cli.IntFlag{Name: "max-turns", Usage: "vLLM: `N` messages per conversation, user and assistant (turns = (N+1)/2; --max-user-turns counts user turns)"},
-		&cli.IntFlag{Name: "limit-min-tokens", Usage: "vLLM: send min_tokens `N`; 0: the dataset answer's length, -1: none (--clamp-min-tokens bounds the dataset's target instead)"},
-		&cli.IntFlag{Name: "limit-max-tokens", Usage: "vLLM: send max_tokens `N`; 0: the dataset answer's length, -1: none (--clamp-max-tokens bounds the dataset's target instead)"},
-		&cli.IntFlag{Name: "request-timeout-sec", Usage: "vLLM: per-request timeout in `SECONDS`, raised to 0.2 s per max_tokens for long answers (--request-timeout is fixed)"},
-		&cli.BoolFlag{Name: "excel-output", Aliases: []string{"e"}, Usage: "vLLM: write statistics_<clients>_clients__<time>.xlsx (sheets Summary and Raw data, vLLM's columns)"},
-		&cli.StringFlag{Name: "stats-json-output", Usage: "vLLM: write the per-request statistics (ttft_ms, tpot_ms, ...) as a JSON list to `FILE`"},
-		&cli.StringFlag{Name: "warmup-percentages", Value: "0%", Usage: "vLLM: summarise the workbook without the first `P%`[,P%...] of the requests (ignored with --warmup-step)"},
-		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "vLLM: one line per request on stderr, and time_between_user_turns_sec in the workbook"},
-		&cli.BoolFlag{Name: "no-early-stop", Usage: "vLLM: do not stop when one client is done; mtrun never stops early, so this changes nothing"},
-		&cli.BoolFlag{Name: "trust-remote-code", Usage: "vLLM: accepted for vLLM command lines; mtrun runs no tokenizer code"},
+func vllmFlags(v *flagValues) []cli.Flag {
+	timeout := cliflag.Duration("request-timeout-sec", &v.requestTimeoutSec, "per-request `TIMEOUT`, raised to 0.2 s per max_tokens for long answers (--request-timeout is fixed)")
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "served-model-name", DefaultText: "--model", Usage: "the model `NAME` sent in requests"},
+		&cli.IntFlag{Name: "limit-min-tokens", DefaultText: "not sent", Usage: "send min_tokens `N`; 0: the dataset answer's length, -1: none (--clamp-min-tokens bounds the dataset's target instead)"},
+		&cli.IntFlag{Name: "limit-max-tokens", DefaultText: "not sent", Usage: "send max_tokens `N`; 0: the dataset answer's length, -1: none (--clamp-max-tokens bounds the dataset's target instead)"},
+		timeout,
+		&cli.BoolFlag{Name: "excel-output", Aliases: []string{"e"}, Usage: "write statistics_<clients>_clients__<time>.xlsx (sheets Summary and Raw data, vLLM's columns)"},
+		&cli.StringFlag{Name: "stats-json-output", Usage: "write the per-request statistics (ttft_ms, tpot_ms, ...) as a JSON list to `FILE`"},
+		&cli.StringFlag{Name: "warmup-percentages", Value: "0%", Usage: "summarise the workbook without the first `P%`[,P%...] of the requests (ignored with --warmup-step)"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "one line per request on stderr, and time_between_user_turns_sec in the workbook"},
+		&cli.BoolFlag{Name: "no-early-stop", Usage: "do not stop when one client is done; mtrun never stops early, so this changes nothing"},
+		&cli.BoolFlag{Name: "trust-remote-code", Usage: "accepted for vLLM command lines; mtrun runs no tokenizer code"},
 	}
+	cliflag.SetCategory(cliflag.CatVLLM, flags)
+	return flags
 }
 
 // applyVLLM maps the vLLM flags onto o; model is -m/--model.
-func applyVLLM(c *cli.Context, o *options) error {
+func applyVLLM(c *cli.Context, o *options, v *flagValues) error {
 	r := &o.replay
 	if model := c.String("model"); model != "" {
 		// vLLM's --model is the tokenizer's path and, unless
@@ -50,8 +51,8 @@ func applyVLLM(c *cli.Context, o *options) error {
 	}
 	if c.IsSet("max-turns") {
 		n := c.Int("max-turns")
-		if n < 1 {
-			return command.Usagef("--max-turns %d: want a positive number of messages (vLLM's meaning; --max-user-turns counts user turns)", n)
+		if n < 0 {
+			return command.Usagef("--max-turns %d: want a number of messages, 0 for all (--max-user-turns counts user turns)", n)
 		}
 		if c.IsSet("max-user-turns") {
 			return command.Usagef("--max-turns (messages, vLLM) and --max-user-turns exclude each other")
@@ -67,27 +68,26 @@ func applyVLLM(c *cli.Context, o *options) error {
 		if c.IsSet("request-timeout") {
 			return command.Usagef("--request-timeout-sec (vLLM, stretched for long answers) and --request-timeout exclude each other")
 		}
-		sec := c.Int("request-timeout-sec")
-		if sec <= 0 {
-			return command.Usagef("--request-timeout-sec %d: want a positive number of seconds", sec)
+		if v.requestTimeoutSec <= 0 {
+			return command.Usagef("--request-timeout-sec 0: want a positive time-out")
 		}
-		r.RequestTimeout, r.StretchTimeout = time.Duration(sec)*time.Second, true
+		r.RequestTimeout, r.StretchTimeout = v.requestTimeoutSec, true
 	}
-	p, err := parsePercentages(c.String("warmup-percentages"))
+	p, err := vllmcompat.ParsePercentages(c.String("warmup-percentages"))
 	if err != nil {
 		return command.Usagef("--warmup-percentages %q: %v", c.String("warmup-percentages"), err)
 	}
 	if c.Bool("excel-output") || c.String("stats-json-output") != "" || c.Bool("verbose") {
-		o.vllm = &vllmOutputs{
-			excel: c.Bool("excel-output"), statsJSON: c.String("stats-json-output"), verbose: c.Bool("verbose"),
-			warmup: p, model: c.String("model"), clients: r.Clients, active: r.Active, seed: c.Int64("seed"),
-			minTokens: c.Int("limit-min-tokens"), maxTokens: c.Int("limit-max-tokens"),
+		o.vllm = &vllmcompat.Outputs{
+			Excel: c.Bool("excel-output"), StatsJSON: c.String("stats-json-output"), Verbose: c.Bool("verbose"),
+			Warmup: p, Model: c.String("model"), Clients: r.Clients, Active: r.Active, Seed: v.seed,
+			MinTokens: c.Int("limit-min-tokens"), MaxTokens: c.Int("limit-max-tokens"),
 		}
 		if o.warmupStep {
-			o.vllm.warmup = []float64{0}
+			o.vllm.Warmup = []float64{0}
 		}
 		if !c.IsSet("active") {
-			o.vllm.active = -1 // vLLM prints None
+			o.vllm.Active = -1 // vLLM prints None
 		}
 	}
 	return nil
@@ -136,19 +136,4 @@ func modelTokenizer(model string, o *options) string {
 		o.warnings = append(o.warnings, fmt.Sprintf("--model %s: no such directory here, so no tokenizer from it; counting tokens with %s (set --tokenizer)", model, o.tokenizer))
 	}
 	return o.tokenizer
-}
-
-// parsePercentages reads vLLM's --warmup-percentages: "0%,50%" (the % is
-// optional), each in [0, 100), sorted.
-func parsePercentages(s string) ([]float64, error) {
-	var out []float64
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(strings.ReplaceAll(f, "%", "")), 64)
-		if err != nil || !(v >= 0 && v < 100) {
-			return nil, fmt.Errorf("%q is not a percentage in [0%%, 100%%)", f)
-		}
-		out = append(out, v/100)
-	}
-	slices.Sort(out)
-	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mtkit/mtkit/internal/cliflag"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/stats"
 )
@@ -31,7 +32,7 @@ Examples:
    mtstats records/            # the segments of a split run, merged
    mtstats --slo 'ttft_p95<=2s,itl_p99<=50ms' --check records.parquet
    mtstats --compare base=a.jsonl new=b.jsonl
-   mtstats --records --where 'turn>0 && error_class==""' records.jsonl.zst
+   mtstats --to - --where 'turn>0 && error_class==""' records.jsonl.zst
    mtstats --to records.parquet records.jsonl
    mtstats --html report.html --xlsx report.xlsx records.jsonl`
 
@@ -49,43 +50,49 @@ func main() {
 	os.Exit(run(command.OSStreams(), os.Args))
 }
 
+// flags binds mtstats's flags to o.
+func flags(o *stats.Options) []cli.Flag {
+	const catReport, catSLO = "Report:", "Service-level objectives:"
+	every := cliflag.Duration("every", &o.Every, "print the report of what was read so far every `INTERVAL` (live pipes)")
+	every.Category = catReport
+	return []cli.Flag{
+		&cli.StringFlag{Name: "where", Destination: &o.Where, Category: cliflag.CatInput, Usage: "keep records matching `EXPR`: field op value [&& ...], ops == != < <= > >="},
+		&cli.BoolFlag{Name: "include-warmup", Destination: &o.IncludeWarmup, DisableDefaultText: true, Category: cliflag.CatInput, Usage: "count warmup records too"},
+		cliflag.Strict(&o.Strict),
+
+		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Destination: &o.Format, Category: catReport, Usage: "report `FORMAT`: table, markdown, json or csv"},
+		&cli.StringFlag{Name: "by", Destination: &o.By, Category: catReport, Usage: "also report per `GROUP`: turn, conversation, client, phase, run, file or a record field"},
+		&cli.BoolFlag{Name: "compare", Destination: &o.Compare, DisableDefaultText: true, Category: catReport, Usage: "show each input (label=file) side by side with ratios to the first"},
+		&cli.StringFlag{Name: "html", Destination: &o.HTML, Category: catReport, Usage: "also write a self-contained HTML report to `FILE`"},
+		&cli.StringFlag{Name: "xlsx", Destination: &o.XLSX, Category: catReport, Usage: "also write an Excel workbook to `FILE`"},
+		every,
+		&cli.BoolFlag{Name: "user-gaps", Destination: &o.UserGaps, DisableDefaultText: true, Category: catReport, Usage: "also describe the time between consecutive turns of each client (user), intended and realised: user_gap_intended_ms, user_gap_ms (compare with mtrun --user-gap; per user with --by client)"},
+		cliflag.MetricsFile(&o.Metrics, "the *.metrics.jsonl next to a single records file"),
+		cliflag.NoMetrics(&o.NoMetrics),
+
+		&cli.StringFlag{Name: "slo", Destination: &o.SLO, Category: catSLO, Usage: "service-level `OBJECTIVES`, e.g. 'ttft_p95<=2s,itl_p99<=50ms,turn0:ttft_p99<=5s'"},
+		&cli.BoolFlag{Name: "check", Destination: &o.Check, DisableDefaultText: true, Category: catSLO, Usage: "exit with status 3 when an --slo objective is not met"},
+		&cli.StringFlag{Name: "capacity", Destination: &o.Capacity, Category: catSLO, Usage: "a sweep's capacity JSON (mtrun --capacity) `FILE`: judge the records' stages again at its levels, with --slo or its objectives, and report the capacity"},
+		&cli.Float64Flag{Name: "min-capacity", Destination: &o.MinCapacity, Category: catSLO, Usage: "with --capacity: exit with status 3 when the capacity judged from the records is below `N`"},
+
+		&cli.StringFlag{Name: "to", Destination: &o.To, Category: cliflag.CatOutput, Usage: "no report: write the records that pass --where to `FILE` (- is stdout; .parquet, .jsonl, .jsonl.gz, .jsonl.zst)"},
+
+		cliflag.BoolAlias("records", "to", "-", "use --to - (--records FILE names mtrun's records output)"),
+		cliflag.Alias("metrics", "metrics-file", "use --metrics-file (mtrun's name for the same file)"),
+	}
+}
+
 // run is mtstats with injected streams; it returns the exit code.
 func run(s command.Streams, args []string) int {
 	app := command.NewApp("mtstats", "summarise LLM benchmark request records", s)
 	app.UsageText = usageText
-	app.Flags = []cli.Flag{
-		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "report format: table, markdown, json or csv"},
-		&cli.StringFlag{Name: "by", Usage: "also report per group: turn, conversation, client, phase, run, file or a record field"},
-		&cli.BoolFlag{Name: "include-warmup", Usage: "count warmup records too"},
-		&cli.BoolFlag{Name: "strict", Usage: "stop at the first malformed line"},
-		&cli.StringFlag{Name: "where", Usage: "keep records matching `EXPR`: field op value [&& ...], ops == != < <= > >="},
-		&cli.StringFlag{Name: "slo", Usage: "service-level objectives, e.g. 'ttft_p95<=2s,itl_p99<=50ms,turn0:ttft_p99<=5s'"},
-		&cli.BoolFlag{Name: "check", Usage: "exit with status 3 when an --slo objective is not met"},
-		&cli.BoolFlag{Name: "compare", Usage: "show each input (label=file) side by side with ratios to the first"},
-		&cli.BoolFlag{Name: "records", Usage: "write the records that pass --where to stdout as JSONL instead of a report"},
-		&cli.StringFlag{Name: "to", Usage: "write the records that pass --where to `FILE` (.parquet, .jsonl, .jsonl.gz, .jsonl.zst)"},
-		&cli.StringFlag{Name: "html", Usage: "also write a self-contained HTML report to `FILE`"},
-		&cli.StringFlag{Name: "xlsx", Usage: "also write an Excel workbook to `FILE`"},
-		&cli.DurationFlag{Name: "every", Usage: "print the report of what was read so far every `INTERVAL` (live pipes)"},
-		&cli.StringFlag{Name: "capacity", Usage: "a sweep's capacity JSON (mtrun --capacity) `FILE`: judge the records' stages again at its levels, with --slo or its objectives, and report the capacity"},
-		&cli.Float64Flag{Name: "min-capacity", Usage: "with --capacity: exit with status 3 when the capacity judged from the records is below `N`"},
-		&cli.BoolFlag{Name: "user-gaps", Usage: "also describe the time between consecutive turns of each client (user), intended and realised: user_gap_intended_ms, user_gap_ms (compare with mtrun --user-gap; per user with --by client)"},
-		&cli.StringFlag{Name: "metrics", Usage: "server metrics series `FILE` written by mtrun (default: the *.metrics.jsonl next to a single records file)"},
-		&cli.BoolFlag{Name: "no-metrics", Usage: "do not read the server metrics series"},
-	}
+	var o stats.Options
+	app.Flags = flags(&o)
 	app.Action = func(c *cli.Context) error {
 		stop, abort, release := command.Interrupts(c.Context, s.Signals)
 		defer release()
-		err := stats.Run(abort, stats.Options{
-			Inputs: c.Args().Slice(), Stdin: s.In, Out: s.Out, Err: s.Err,
-			Format: c.String("format"), By: c.String("by"), IncludeWarmup: c.Bool("include-warmup"),
-			Strict: c.Bool("strict"), Where: c.String("where"), SLO: c.String("slo"), Check: c.Bool("check"),
-			Compare: c.Bool("compare"), Records: c.Bool("records"), To: c.String("to"),
-			HTML: c.String("html"), XLSX: c.String("xlsx"), Every: c.Duration("every"), UserGaps: c.Bool("user-gaps"),
-			Metrics: c.String("metrics"), NoMetrics: c.Bool("no-metrics"),
-			Capacity: c.String("capacity"), MinCapacity: c.Float64("min-capacity"),
-			Stop: stop.Done(),
-		})
+		o.Inputs, o.Stdin, o.Out, o.Err, o.Stop = c.Args().Slice(), s.In, s.Out, s.Err, stop.Done()
+		err := stats.Run(abort, o)
 		var usage *stats.UsageError
 		switch {
 		case errors.As(err, &usage):

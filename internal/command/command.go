@@ -85,6 +85,7 @@ func NewApp(name, usage string, s Streams) *cli.App {
 		Writer:                 s.Out,
 		ErrWriter:              s.Err,
 		HideHelpCommand:        true,
+		CustomAppHelpTemplate:  helpTemplate,
 		UseShortOptionHandling: true,
 		ExitErrHandler:         func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
@@ -92,6 +93,25 @@ func NewApp(name, usage string, s Streams) *cli.App {
 		},
 	}
 }
+
+// helpTemplate is urfave/cli's app help without commands, with the
+// options in the order they are declared and a heading wherever their
+// Category changes (urfave/cli's own categories sort the headings and the
+// flags by name).
+const helpTemplate = `NAME:
+   {{template "helpNameTemplate" .}}
+
+USAGE:
+   {{if .UsageText}}{{wrap .UsageText 3}}{{else}}{{.HelpName}} [options]{{if .ArgsUsage}} {{.ArgsUsage}}{{end}}{{end}}{{if .Description}}
+
+DESCRIPTION:
+   {{template "descriptionTemplate" .}}{{end}}
+
+OPTIONS:{{$cat := ""}}{{range .VisibleFlags}}{{if ne .GetCategory $cat}}{{$cat = .GetCategory}}{{if $cat}}
+
+   {{$cat}}{{end}}{{end}}
+   {{.String}}{{end}}
+`
 
 // Run runs app with args (args[0] is the program name; options may follow
 // the files, see OptionsFirst) and returns the exit code, printing any
@@ -129,10 +149,10 @@ func withOwnHelpAndVersion(app *cli.App) {
 		return // already done
 	}
 	app.HideHelp, app.HideVersion = true, true
-	app.Flags = append(app.Flags,
+	app.Flags = append([]cli.Flag{
 		&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help", DisableDefaultText: true},
 		&cli.BoolFlag{Name: "version", Usage: "print the version", DisableDefaultText: true},
-	)
+	}, app.Flags...)
 	action := app.Action
 	app.Action = func(c *cli.Context) error {
 		if c.Bool("version") {

@@ -24,7 +24,7 @@ func (e *flagError) Is(target error) bool { return target == ErrFlag }
 // (and a nil Seed) leave the config's setting alone. Errors name the
 // mtgen flag of the field.
 type Overrides struct {
-	NumConversations   int      // -n
+	NumConversations   int      // --num-conversations
 	Turns              string   // --turns (messages per conversation)
 	InputTokens        string   // --input-tokens
 	OutputTokens       string   // --output-tokens
@@ -40,7 +40,7 @@ type Overrides struct {
 // Apply replaces the settings of c that o sets.
 func (c *Config) Apply(o Overrides) error {
 	if o.NumConversations < 0 || o.NumConversations > maxConversations {
-		return flagErr("-n: %d is out of range [1, %d]", o.NumConversations, int64(maxConversations))
+		return flagErr("--num-conversations: %d is out of range [1, %d]", o.NumConversations, int64(maxConversations))
 	}
 	if o.NumConversations > 0 {
 		c.NumConversations = o.NumConversations

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/duration"
 	"github.com/mtkit/mtkit/internal/record"
 )
 
@@ -32,8 +33,9 @@ var sloMetrics = map[string]Metric{
 }
 
 // ParseSLO parses a comma-separated list of objectives such as
-// "ttft_p95<=2s,itl_p99<=50ms,turn0:ttft_p99<=5s". Limits are Go durations
-// or bare numbers of milliseconds.
+// "ttft_p95<=2s,itl_p99<=50ms,turn0:ttft_p99<=5s". Limits are Go durations;
+// a bare number is refused (it would be seconds in a flag, milliseconds in
+// vLLM's --goodput).
 func ParseSLO(s string) ([]Objective, error) {
 	var out []Objective
 	for item := range strings.SplitSeq(s, ",") {
@@ -66,13 +68,16 @@ func ParseSLO(s string) ([]Objective, error) {
 		default:
 			o.P = math.NaN()
 		}
-		if d, err := time.ParseDuration(m[6]); err == nil {
-			o.Limit = float64(d) / 1e6
-		} else if x, err := strconv.ParseFloat(m[6], 64); err == nil {
-			o.Limit = x
-		} else {
+		if duration.IsBareNumber(m[6]) {
+			// Refused rather than guessed: a bare number is seconds in
+			// mtkit's flags but milliseconds in vLLM's --goodput.
+			return nil, fmt.Errorf("slo: %q: the limit %s needs a unit (%sms or %ss)", item, m[6], m[6], m[6])
+		}
+		d, err := time.ParseDuration(m[6])
+		if err != nil {
 			return nil, fmt.Errorf("slo: %q: bad limit %q (want a duration like 2s or 50ms)", item, m[6])
 		}
+		o.Limit = float64(d) / 1e6
 		out = append(out, o)
 	}
 	return out, nil

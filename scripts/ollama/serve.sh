@@ -10,7 +10,7 @@
 #
 # The model is served as "mtkit-tiny" (/v1/models lists "mtkit-tiny:latest").
 # It never emits EOS: always send max_tokens. Example, in another terminal:
-#   mtgen -n 8 --tokenizer ~/.cache/mtkit/fixtures/qwen3/tokenizer.json \
+#   mtgen --num-conversations 8 --tokenizer ~/.cache/mtkit/fixtures/qwen3/tokenizer.json \
 #     | mtrun --url http://127.0.0.1:PORT --model mtkit-tiny | mtstats
 #
 # Environment: MTKIT_CACHE (default $HOME/.cache/mtkit), MTKIT_OLLAMA (an

@@ -121,7 +121,7 @@ func (b *bench) toolMtgen(ctx context.Context, dir string) error {
 	n := pick(b, 500, 10000)
 	out := filepath.Join(dir, "mtgen.jsonl")
 	for range b.runs {
-		p, err := runProc(ctx, bin, []string{"-n", fmt.Sprint(n), "--turns", "constant:20", "--tokenizer", b.tokenizer, "--seed", "1", "-o", out}, runOpts{})
+		p, err := runProc(ctx, bin, []string{"--num-conversations", fmt.Sprint(n), "--turns", "constant:20", "--tokenizer", b.tokenizer, "--seed", "1", "-o", out}, runOpts{})
 		if err != nil {
 			return err
 		}
@@ -136,7 +136,7 @@ func (b *bench) toolMtgen(ctx context.Context, dir string) error {
 		b.figs.add(sec, convName, "conv/s", nil, float64(convs)/p.Wall.Seconds())
 		b.figs.add(sec, tokName, "tokens/s", atLeast(1e6), float64(tokens)/p.Wall.Seconds())
 	}
-	b.figs.note(sec, tokName, fmt.Sprintf("mtgen -n %d --turns constant:20 (10 user turns) --tokenizer qwen3/tokenizer.json; tokens = the messages' tokens fields; wall time of the process, all cores", n))
+	b.figs.note(sec, tokName, fmt.Sprintf("mtgen --num-conversations %d --turns constant:20 (10 user turns) --tokenizer qwen3/tokenizer.json; tokens = the messages' tokens fields; wall time of the process, all cores", n))
 	return os.Remove(out)
 }
 

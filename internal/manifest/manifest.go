@@ -1,0 +1,188 @@
+// Package manifest is mtrun's run manifest: a JSON file that says what was
+// asked (the command line with secrets redacted, the settings), with which
+// software, on which input and host, and, once the run is over, its
+// summary. It is written before the run (so an unwritable path fails
+// early) and replaced atomically after it.
+package manifest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/replay"
+)
+
+// Manifest describes a run. Secrets are never written: the command line
+// is redacted (RedactArgs), headers are listed by name, and the whole
+// document goes through the run's redactor.
+type Manifest struct {
+	RunID      string          `json:"run_id"`
+	Started    time.Time       `json:"started"`
+	Ended      *time.Time      `json:"ended,omitempty"`
+	Version    string          `json:"mtkit_version"`
+	GoVersion  string          `json:"go_version"`
+	Host       string          `json:"host"`
+	OS         string          `json:"os"`
+	CPUs       int             `json:"cpus"`
+	Args       []string        `json:"args"`
+	Input      string          `json:"input"`
+	InputHash  string          `json:"input_sha256"`
+	Tokenizer  string          `json:"tokenizer"`
+	URL        string          `json:"url"`
+	Model      string          `json:"model,omitempty"`
+	MaxModel   int             `json:"max_model_len,omitempty"`
+	Settings   map[string]any  `json:"settings"`
+	Summary    *replay.Summary `json:"summary,omitempty"`
+	Simulated  bool            `json:"simulated"`
+	Records    string          `json:"records"`
+	ConvOutput string          `json:"conversations_output,omitempty"`
+	Metrics    any             `json:"metrics,omitempty"` // the server metrics series, when scraped
+}
+
+// New is the manifest of a run of r started at started, before it ends:
+// the software, the host and r's settings. extra adds settings that are
+// not replay options.
+func New(r *replay.Options, started time.Time, version string, extra map[string]any) *Manifest {
+	host, _ := os.Hostname()
+	m := &Manifest{
+		RunID: r.RunID, Started: started.UTC(), Version: version, GoVersion: runtime.Version(),
+		Host: host, OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(),
+		URL: r.URL, Model: r.Model, MaxModel: r.MaxModelLen,
+		Settings: map[string]any{
+			"api": r.API, "stream": r.Stream, "include_usage": r.IncludeUsage, "n": r.N,
+			"clients": r.Clients, "active": r.Active, "sampling": r.Sampling, "rate": r.Rate,
+			"poisson": r.Poisson, "max_concurrency": r.MaxInFlight, "loop": r.Loop,
+			"max_requests": r.MaxRequests, "duration": r.Duration.String(), "max_turns": r.MaxTurns,
+			"warmup_turns": r.WarmupTurns, "max_tokens": r.FixedMaxTokens,
+			"limit_min_tokens": r.LimitMinTokens, "limit_max_tokens": r.LimitMaxTokens,
+			"max_retries": r.MaxRetries, "on_failure": r.OnFailure, "request_timeout": r.RequestTimeout.String(),
+			"headers": headerNames(r), "extra_body": r.ExtraBody,
+		},
+	}
+	for k, v := range extra {
+		m.Settings[k] = v
+	}
+	return m
+}
+
+// Finish adds what is known once the run is over.
+func (m *Manifest) Finish(sum *replay.Summary) {
+	end := m.Started.Add(sum.Elapsed).UTC()
+	m.RunID, m.Model, m.MaxModel, m.Summary, m.Ended = sum.RunID, sum.Model, sum.MaxModelLen, sum, &end
+}
+
+// Path is the manifest's path: explicit (--manifest) if set, else the
+// records file's name with ".manifest.json" for its extensions; "" when
+// the records go to stdout and no manifest was asked for.
+func Path(explicit, records string) string {
+	if explicit != "" {
+		return explicit
+	}
+	if records == "" || records == "-" {
+		return ""
+	}
+	base := records
+	for _, ext := range []string{".gz", ".zst", ".parquet", ".jsonl", ".json"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base + ".manifest.json"
+}
+
+// Write writes m as indented JSON, through redact (the run's redactor),
+// to path: "-" is stdout, any other path is replaced atomically.
+func (m *Manifest) Write(path string, stdout io.Writer, redact func([]byte) ([]byte, error)) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err == nil {
+		b, err = redact(b)
+	}
+	if err != nil {
+		return err
+	}
+	if path == "-" {
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	if err := WriteFileAtomic(path, append(b, '\n')); err != nil {
+		return fmt.Errorf("manifest: %w", err)
+	}
+	return nil
+}
+
+// WriteFileAtomic writes data to a temporary file next to path and
+// renames it into place, so a failing write leaves the earlier file; a
+// path that exists and is not a regular file (/dev/null, a pipe) is
+// written directly.
+func WriteFileAtomic(path string, data []byte) error {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return os.WriteFile(path, data, 0o644)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// headerNames lists the extra headers sent, without their values, sorted.
+func headerNames(r *replay.Options) []string {
+	var names []string
+	for k := range r.Headers {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Hide is the redaction of a secret value: REDACTED.
+func Hide(string) string { return "REDACTED" }
+
+// RedactArgs is the command line args with the value of each flag named
+// in redact (without dashes, e.g. "api-key") replaced by what its
+// function makes of it (Hide for secrets), in each spelling: --name
+// VALUE, -name VALUE, --name=VALUE, -name=VALUE. What follows "--" is
+// left alone.
+func RedactArgs(args []string, redact map[string]func(string) string) []string {
+	fn := func(a string) func(string) string {
+		if !strings.HasPrefix(a, "-") {
+			return nil
+		}
+		return redact[strings.TrimLeft(a, "-")]
+	}
+	out := make([]string, len(args))
+	var next func(string) string
+	for i, a := range args {
+		k, v, hasValue := strings.Cut(a, "=")
+		switch {
+		case next != nil:
+			out[i], next = next(a), nil
+		case a == "--":
+			copy(out[i:], args[i:])
+			return out
+		case hasValue && fn(k) != nil:
+			out[i] = k + "=" + fn(k)(v)
+		default:
+			out[i], next = a, fn(a)
+		}
+	}
+	return out
+}

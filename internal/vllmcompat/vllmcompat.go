@@ -1,0 +1,190 @@
+// Package vllmcompat writes what vLLM's benchmark_serving_multi_turn.py
+// writes besides mtkit's records, from the run's records: the workbook of
+// --excel-output, the per-request list of --stats-json-output, the
+// per-request lines of --verbose, and --output-file's JSON list of
+// conversations.
+package vllmcompat
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/stats"
+)
+
+// Outputs writes what vLLM's --excel-output, --stats-json-output and
+// --verbose write, from the run's records. A nil *Outputs writes nothing.
+type Outputs struct {
+	Excel     bool      // statistics_<clients>_clients__<time>.xlsx in the working directory
+	StatsJSON string    // the per-request list's file
+	Verbose   bool      // a line per request on the log
+	Warmup    []float64 // the workbook's warmup fractions, see ParsePercentages
+	// The test parameters of vLLM's summary; Active < 0 is vLLM's None.
+	Model                string
+	Clients, Active      int
+	Seed                 uint64
+	MinTokens, MaxTokens int
+
+	mu       sync.Mutex
+	requests []stats.VLLMRequest
+	log      io.Writer
+}
+
+// Collect returns enc, also keeping vLLM's row of every record (after the
+// run's redaction, which happens before enc); log receives the --verbose
+// lines and the workbook's name.
+func (v *Outputs) Collect(enc record.Encoder, log io.Writer) record.Encoder {
+	if v == nil {
+		return enc
+	}
+	v.log = log
+	return &tee{v: v, enc: enc}
+}
+
+type tee struct {
+	v   *Outputs
+	enc record.Encoder
+}
+
+func (t *tee) Encode(r *record.Record) error {
+	if q, ok := stats.VLLMRequestFrom(r); ok {
+		t.v.mu.Lock()
+		t.v.requests = append(t.v.requests, q)
+		t.v.mu.Unlock()
+		if t.v.Verbose {
+			fmt.Fprintf(t.v.log, "mtrun: client %d conversation %s turn %d: ttft_ms %.2f, tpot_ms %.2f, latency_ms %.2f, input_num_tokens %d, output_num_tokens %d\n",
+				q.ClientID, q.ConversationID, r.Turn, q.TTFTMs, q.TPOTMs, q.LatencyMs, q.InputNumTokens, q.OutputNumTokens)
+		}
+	}
+	return t.enc.Encode(r)
+}
+
+func (t *tee) Flush() error { return t.enc.Flush() }
+
+func (t *tee) Close() error { return t.enc.Close() }
+
+// Write writes the statistics JSON and the workbook. now names the
+// workbook as vLLM does (statistics_<clients>_clients__<dd-mm-YYYY_HH-MM-SS>.xlsx,
+// in the working directory).
+func (v *Outputs) Write(conversations int, warmupSec *float64, now time.Time) error {
+	if v == nil {
+		return nil
+	}
+	if v.StatsJSON != "" {
+		b, err := json.MarshalIndent(v.requests, "", "  ")
+		if err != nil {
+			return err
+		}
+		if dir := filepath.Dir(v.StatsJSON); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("--stats-json-output: %w", err)
+			}
+		}
+		if err := os.WriteFile(v.StatsJSON, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("--stats-json-output: %w", err)
+		}
+	}
+	if !v.Excel {
+		return nil
+	}
+	var active any = v.Active
+	if v.Active < 0 {
+		active = nil
+	}
+	params := []stats.VLLMParam{{Name: "model", Value: v.Model}, {Name: "num_clients", Value: v.Clients},
+		{Name: "num_conversations", Value: conversations}, {Name: "active_conversations", Value: active}, {Name: "seed", Value: v.Seed}}
+	if v.MinTokens > 0 {
+		params = append(params, stats.VLLMParam{Name: "min_tokens", Value: v.MinTokens})
+	}
+	if v.MaxTokens > 0 {
+		params = append(params, stats.VLLMParam{Name: "max_tokens", Value: v.MaxTokens})
+	}
+	name := fmt.Sprintf("statistics_%d_clients__%s.xlsx", v.Clients, now.Format("02-01-2006_15-04-05"))
+	wb := &stats.VLLMWorkbook{Params: params, Warmup: v.Warmup, WarmupRuntimeSec: warmupSec, Verbose: v.Verbose, Requests: v.requests}
+	if err := stats.WriteVLLMXLSX(name, wb); err != nil {
+		return fmt.Errorf("--excel-output: %w", err)
+	}
+	fmt.Fprintf(v.log, "mtrun: client metrics exported to file: %s\n", name)
+	return nil
+}
+
+// jsonList turns the JSON lines written to it (one conversation per
+// Write, as conv.Writer writes them) into one JSON list, as vLLM's
+// --output-file holds; Close ends the list and closes out.
+type jsonList struct {
+	out io.WriteCloser
+	n   int
+}
+
+func (l *jsonList) Write(p []byte) (int, error) {
+	sep := ",\n"
+	if l.n == 0 {
+		sep = "[\n"
+	}
+	l.n++
+	if _, err := io.WriteString(l.out, sep); err != nil {
+		return 0, err
+	}
+	line := p
+	if len(line) > 0 && line[len(line)-1] == '\n' {
+		line = line[:len(line)-1]
+	}
+	if _, err := l.out.Write(line); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Flush flushes out when it can.
+func (l *jsonList) Flush() error {
+	if f, ok := l.out.(interface{ Flush() error }); ok {
+		return f.Flush()
+	}
+	return nil
+}
+
+func (l *jsonList) Close() error {
+	end := "\n]\n"
+	if l.n == 0 {
+		end = "[]\n"
+	}
+	_, err := io.WriteString(l.out, end)
+	if cerr := l.out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// ConversationsOut is out, as a JSON list when path ends in .json (what
+// vLLM's --output-file holds); conv.Writer writes one conversation per
+// Write.
+func ConversationsOut(path string, out io.WriteCloser) io.WriteCloser {
+	if filepath.Ext(path) == ".json" {
+		return &jsonList{out: out}
+	}
+	return out
+}
+
+// ParsePercentages reads vLLM's --warmup-percentages: "0%,50%" (the % is
+// optional), each in [0, 100), sorted.
+func ParsePercentages(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(strings.ReplaceAll(f, "%", "")), 64)
+		if err != nil || !(v >= 0 && v < 100) {
+			return nil, fmt.Errorf("%q is not a percentage in [0%%, 100%%)", f)
+		}
+		out = append(out, v/100)
+	}
+	slices.Sort(out)
+	return out, nil
+}
