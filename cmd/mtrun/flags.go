@@ -58,7 +58,7 @@ Durations take Go units (500ms, 2s, 1m30s); a bare number is seconds.
 type flagValues struct {
 	seed                                uint64
 	duration, requestTimeout, termGrace time.Duration
-	requestTimeoutSec, metricsInterval  time.Duration
+	vllmRequestTimeout, metricsInterval time.Duration
 }
 
 // flags are mtrun's own flags, grouped as --help shows them.

@@ -19,7 +19,7 @@ import (
 // another meaning, mtkit's is now under the name given in the usage).
 // The flags both share with the same meaning are declared in newApp.
 func vllmFlags(v *flagValues) []cli.Flag {
-	timeout := cliflag.Duration("request-timeout-sec", &v.requestTimeoutSec, "per-request `TIMEOUT`, raised to 0.2 s per max_tokens for long answers (--request-timeout is fixed)")
+	timeout := cliflag.Duration("request-timeout-sec", &v.vllmRequestTimeout, "per-request `TIMEOUT`, raised to 0.2 s per max_tokens for long answers (--request-timeout is fixed)")
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "served-model-name", DefaultText: "--model", Usage: "the model `NAME` sent in requests"},
 		&cli.IntFlag{Name: "limit-min-tokens", DefaultText: "not sent", Usage: "send min_tokens `N`; 0: the dataset answer's length, -1: none (--clamp-min-tokens bounds the dataset's target instead)"},
@@ -68,10 +68,10 @@ func applyVLLM(c *cli.Context, o *options, v *flagValues) error {
 		if c.IsSet("request-timeout") {
 			return command.Usagef("--request-timeout-sec (vLLM, stretched for long answers) and --request-timeout exclude each other")
 		}
-		if v.requestTimeoutSec <= 0 {
+		if v.vllmRequestTimeout <= 0 {
 			return command.Usagef("--request-timeout-sec 0: want a positive time-out")
 		}
-		r.RequestTimeout, r.StretchTimeout = v.requestTimeoutSec, true
+		r.RequestTimeout, r.StretchTimeout = v.vllmRequestTimeout, true
 	}
 	p, err := vllmcompat.ParsePercentages(c.String("warmup-percentages"))
 	if err != nil {

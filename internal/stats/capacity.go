@@ -9,7 +9,7 @@ import (
 	"github.com/mtkit/mtkit/internal/sweep"
 )
 
-// ErrCapacityNotReached: --min-capacity was given and the sweep's
+// ErrCapacityNotReached is returned when --min-capacity was given and the sweep's
 // capacity, judged from the records, is below it.
 var ErrCapacityNotReached = fmt.Errorf("%w: capacity not reached", ErrCheckFailed)
 

@@ -119,13 +119,13 @@ type obs struct {
 }
 
 type replicaSeries struct {
-	url, engine      string
-	scrapes, failed  int
-	firstOK          int64 // time of the first successful scrape
-	times            []int64
-	counterByCanon   map[string][]seriesKey
-	gaugeAt          map[string]map[int64][]float64 // canonical → time → values
-	hasFirstOK, seen bool
+	url, engine     string
+	scrapes, failed int
+	firstOK         int64 // time of the first successful scrape
+	times           []int64
+	counterByCanon  map[string][]seriesKey
+	gaugeAt         map[string]map[int64][]float64 // canonical → time → values
+	hasFirstOK      bool
 }
 
 // readSeries loads the canonical and up rows of a series file.
