@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mtkit/mtkit/internal/cliflag"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/stats"
@@ -13,17 +14,18 @@ import (
 
 // stageFlagList are the flags of staged runs and sweeps.
 func stageFlagList() []cli.Flag {
+	stageDuration, stageWarmup := 30*time.Second, 5*time.Second
 	return []cli.Flag{
 		&cli.StringFlag{Name: "stages", Usage: "several load levels in one run, without draining between them: `LIST` of KIND=LEVEL:DURATION[:WARMUP], KIND clients or rate (one kind per run), e.g. clients=4:60s,clients=8:60s:10s"},
 		&cli.StringFlag{Name: "sweep", Usage: "search the load levels of `KIND` (clients or rate): ramp up by 2 from --sweep-start until a stage does not hold or saturates, then bisect (with --slo) or fill below the knee; one replay per stage"},
 		&cli.Float64Flag{Name: "sweep-start", Value: 1, Usage: "first level `N` of --sweep"},
 		&cli.Float64Flag{Name: "sweep-max", Usage: "highest level `N` --sweep tries (0: no limit)"},
 		&cli.IntFlag{Name: "sweep-stages", Value: 12, Usage: "at most `N` stages in a --sweep"},
-		&cli.DurationFlag{Name: "stage-duration", Value: 30 * time.Second, Usage: "length `D` of each --sweep stage, warmup included"},
-		&cli.DurationFlag{Name: "stage-warmup", Value: 5 * time.Second, Usage: "warmup `D` at the start of each --sweep stage (recorded with phase warmup, not judged)"},
+		cliflag.Duration("stage-duration", &stageDuration, "length `DURATION` of each --sweep stage, warmup included"),
+		cliflag.Duration("stage-warmup", &stageWarmup, "`WARMUP` at the start of each --sweep stage (recorded with phase warmup, not judged)"),
 		&cli.Float64Flag{Name: "sweep-unsteady", Value: 0.15, Usage: "a --sweep stage is steady when the throughputs of its two halves differ by at most `F` of their mean"},
-		&cli.StringFlag{Name: "slo", Usage: "--sweep objectives `LIST`, as mtstats --slo (e.g. ttft_p95<=2s,turn0:ttft_p99<=5s): the sweep searches for the largest level that meets them all"},
-		&cli.StringFlag{Name: "capacity", Usage: "write the --sweep outcome (capacity JSON, docs/mtstats.md) to `FILE`"},
+		cliflag.SLO(nil),
+		cliflag.Capacity(nil),
 	}
 }
 

@@ -62,15 +62,16 @@ func TestStagesSim(t *testing.T) {
 		if r.Stage != 1 && r.Stage != 2 {
 			t.Fatalf("record %d in stage %d", r.Seq, r.Stage)
 		}
-		// Off by the run's first microseconds at most: the first
-		// turn's intended time is when lane 0 took its session.
-		if st := 1 + int(at*10/4/1e9); st <= 2 && (at < 399e6 || at > 401e6) && st != r.Stage {
+		// Off by the run's first milliseconds at most (more on a loaded
+		// machine): the first turn's intended time is when lane 0 took
+		// its session, the stage boundary counts from the run's start.
+		if st := 1 + int(at*10/4/1e9); st <= 2 && (at < 350e6 || at > 450e6) && st != r.Stage {
 			t.Errorf("record %d intended at +%v is in stage %d, want %d", r.Seq, at, r.Stage, st)
 		}
 		clients[r.Stage][r.Client] = true
 		if !r.Measured() {
 			warm[r.Stage]++
-			if at > 501e6 {
+			if at > 550e6 {
 				t.Errorf("record %d intended at +%v is warmup; stage 2's warmup ends at +500ms", r.Seq, at)
 			}
 		}

@@ -70,9 +70,9 @@ func flags(o *stats.Options) []cli.Flag {
 		cliflag.MetricsFile(&o.Metrics, "the *.metrics.jsonl next to a single records file"),
 		cliflag.NoMetrics(&o.NoMetrics),
 
-		&cli.StringFlag{Name: "slo", Destination: &o.SLO, Category: catSLO, Usage: "service-level `OBJECTIVES`, e.g. 'ttft_p95<=2s,itl_p99<=50ms,turn0:ttft_p99<=5s'"},
+		withCategory(cliflag.SLO(&o.SLO), catSLO),
 		&cli.BoolFlag{Name: "check", Destination: &o.Check, DisableDefaultText: true, Category: catSLO, Usage: "exit with status 3 when an --slo objective is not met"},
-		&cli.StringFlag{Name: "capacity", Destination: &o.Capacity, Category: catSLO, Usage: "a sweep's capacity JSON (mtrun --capacity) `FILE`: judge the records' stages again at its levels, with --slo or its objectives, and report the capacity"},
+		withCategory(cliflag.Capacity(&o.Capacity), catSLO),
 		&cli.Float64Flag{Name: "min-capacity", Destination: &o.MinCapacity, Category: catSLO, Usage: "with --capacity: exit with status 3 when the capacity judged from the records is below `N`"},
 
 		&cli.StringFlag{Name: "to", Destination: &o.To, Category: cliflag.CatOutput, Usage: "no report: write the records that pass --where to `FILE` (- is stdout; .parquet, .jsonl, .jsonl.gz, .jsonl.zst)"},
@@ -80,6 +80,12 @@ func flags(o *stats.Options) []cli.Flag {
 		cliflag.BoolAlias("records", "to", "-", "use --to - (--records FILE names mtrun's records output)"),
 		cliflag.Alias("metrics", "metrics-file", "use --metrics-file (mtrun's name for the same file)"),
 	}
+}
+
+// withCategory puts a shared flag under one of mtstats's headings.
+func withCategory(f *cli.StringFlag, category string) *cli.StringFlag {
+	f.Category = category
+	return f
 }
 
 // run is mtstats with injected streams; it returns the exit code.

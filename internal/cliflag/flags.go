@@ -241,3 +241,15 @@ func Table(flags []cli.Flag) []byte {
 	}
 	return []byte(b.String())
 }
+
+// SLO is --slo, service-level objectives in mtstats' syntax: mtstats
+// reports them, mtrun --sweep searches for the largest level meeting them.
+func SLO(dst *string) *cli.StringFlag {
+	return &cli.StringFlag{Name: "slo", Destination: dst, Usage: "service-level `OBJECTIVES`, e.g. 'ttft_p95<=2s,itl_p99<=50ms,turn0:ttft_p99<=5s' (mtstats reports them; mtrun --sweep searches for the largest level that meets them all)"}
+}
+
+// Capacity is --capacity, a sweep's capacity JSON file: mtrun --sweep
+// writes it, mtstats judges the records' stages again at its levels.
+func Capacity(dst *string) *cli.StringFlag {
+	return &cli.StringFlag{Name: "capacity", Destination: dst, Usage: "a sweep's capacity JSON `FILE` (docs/mtstats.md): mtrun --sweep writes it; mtstats judges the records' stages again at its levels, with --slo or the file's objectives, and reports the capacity"}
+}
