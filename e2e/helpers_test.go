@@ -198,13 +198,8 @@ func readParquetRecords(t *testing.T, path string) []rawRecord {
 // readConversations reads a conversation JSONL file through the conv package.
 func readConversations(t *testing.T, name string, data []byte) []conv.Conversation {
 	t.Helper()
-	r := conv.NewReader(bytes.NewReader(data), name)
-	var out []conv.Conversation
-	for r.Scan() {
-		c := r.Conversation()
-		out = append(out, c)
-	}
-	if err := r.Err(); err != nil {
+	out, err := conv.ReadAll(bytes.NewReader(data), name)
+	if err != nil {
 		t.Fatalf("conversations %s: %v", name, err)
 	}
 	return out

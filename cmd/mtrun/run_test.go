@@ -89,12 +89,8 @@ func readConvs(t *testing.T, path string) []conv.Conversation {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := conv.NewReader(f, path)
-	var out []conv.Conversation
-	for r.Scan() {
-		out = append(out, r.Conversation())
-	}
-	if err := r.Err(); err != nil {
+	out, err := conv.ReadAll(f, path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out

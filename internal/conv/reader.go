@@ -309,3 +309,14 @@ func surrogate(data []byte, i int) byte {
 	}
 	return 0
 }
+
+// ReadAll reads every conversation of r, named name in errors; it stops
+// at the first bad record.
+func ReadAll(r io.Reader, name string) ([]Conversation, error) {
+	cr := NewReader(r, name)
+	var out []Conversation
+	for cr.Scan() {
+		out = append(out, cr.Conversation())
+	}
+	return out, cr.Err()
+}

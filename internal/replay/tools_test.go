@@ -32,12 +32,8 @@ func glaiveConvs(t *testing.T) []conv.Conversation {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var convs []conv.Conversation
-	r := conv.NewReader(&out, "converted")
-	for r.Scan() {
-		convs = append(convs, r.Conversation())
-	}
-	if err := r.Err(); err != nil {
+	convs, err := conv.ReadAll(&out, "converted")
+	if err != nil {
 		t.Fatal(err)
 	}
 	return convs
