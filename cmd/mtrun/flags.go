@@ -17,12 +17,14 @@ import (
 // (vllmFlags declares those mtkit has only under vLLM's name).
 func newApp(s command.Streams) *cli.App {
 	app := command.NewApp("mtrun", "replay multi-turn conversations against an OpenAI-compatible server", s)
-	app.ArgsUsage = "[conversations.jsonl | vllm-list.json | generate_conversations.json | -]"
-	app.Description = `Reads conversations (JSONL, vLLM's JSON list, or a generate_conversations
-config to generate from) from FILE or stdin, replays them with the full
-history each turn, and writes one JSON record per request to stdout (or
---records FILE, .jsonl[.gz|.zst] or .parquet). Options may come before or
-after FILE; "--" ends them.
+	app.ArgsUsage = "[FILE | -]"
+	app.Description = `Reads sessions from FILE or stdin: mtkit conversations (JSONL), vLLM's JSON
+list or generate_conversations config, ShareGPT or OpenAI datasets
+(converted as mtconvert would), or a production trace (Mooncake, Bailian,
+BurstGPT, Azure), detected from the content or named with --input-format.
+Replays them with the full history each turn and writes one JSON record per
+request to stdout (or --records FILE, .jsonl[.gz|.zst] or .parquet).
+Options may come before or after FILE; "--" ends them.
 
 Closed loop (default): --clients users, each alternating between its share
 of --active conversations, one request in flight per user (vLLM's model).
@@ -30,6 +32,9 @@ Open loop: --rate N starts N new conversations per second on an absolute
 Poisson (or --arrival constant) schedule; each conversation is its own user.
 --request-rate R is vLLM's: an exponential pause of mean 1/R seconds
 before each turn, per user (a think time, not an arrival rate).
+User-centric: --users N --user-gap D, each user sending a turn every D.
+Traces replay on their own clock (--time-scale F). --stages runs several
+load levels in one run; --sweep --slo searches for the capacity.
 
 Durations take Go units (500ms, 2s, 1m30s); a bare number is seconds.
 -o FILE.json writes the conversations as one JSON list, as vLLM does.`
