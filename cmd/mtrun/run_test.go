@@ -84,12 +84,7 @@ func readFiles(t *testing.T, path string) []record.Record {
 // readConvs decodes a conversations file, failing on any bad line.
 func readConvs(t *testing.T, path string) []conv.Conversation {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out, err := conv.ReadAll(f, path)
+	out, err := conv.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

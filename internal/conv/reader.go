@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -319,4 +320,14 @@ func ReadAll(r io.Reader, name string) ([]Conversation, error) {
 		out = append(out, cr.Conversation())
 	}
 	return out, cr.Err()
+}
+
+// ReadFile reads every conversation of the file at path (ReadAll).
+func ReadFile(path string) ([]Conversation, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadAll(f, path)
 }

@@ -62,12 +62,7 @@ func convertFile(t *testing.T, path, display string, from convert.Format) []conv
 // for the conversation formats.
 func readConvFile(t *testing.T, path string) []conv.Conversation {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out, err := conv.ReadAll(f, path)
+	out, err := conv.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
