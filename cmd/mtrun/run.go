@@ -275,6 +275,9 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		return err
 	}
 	sink := replay.Sink{Records: o.vllm.Collect(recs, s.Err), Log: s.Err}
+	if len(o.stage.stages) > 0 {
+		sink.Records = stageLoads{sink.Records, 1, o.stage.stages}
+	}
 	if o.convOut != "" {
 		f, err := iox.Create(o.convOut, s.Out)
 		if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,9 @@ func TestStagesSim(t *testing.T) {
 			t.Errorf("record %d intended at +%v is in stage %d, want %d", r.Seq, at, r.Stage, st)
 		}
 		clients[r.Stage][r.Client] = true
+		if want := fmt.Sprintf("clients=%d", 2*r.Stage-1); r.StageLoad != want {
+			t.Errorf("record %d of stage %d has stage_load %q, want %q", r.Seq, r.Stage, r.StageLoad, want)
+		}
 		if !r.Measured() {
 			warm[r.Stage]++
 			if at > 550e6 {

@@ -54,7 +54,7 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 		ro.Schedule, ro.Loop, ro.Duration = o.staged([]sweep.Stage{st}, n), true, 0
 		ro.FirstSeq = seq
 		acc := stats.NewStages(sw.objectives)
-		sink.Records = teeStages{out, acc}
+		sink.Records = teeStages{stageLoads{out, n, []sweep.Stage{st}}, acc}
 		// Each stage starts where the previous one stopped in the input,
 		// so that its sessions are new to the server's cache.
 		rotated := append(append([]conv.Conversation{}, convs[next:]...), convs[:next]...)

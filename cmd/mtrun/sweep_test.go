@@ -103,8 +103,15 @@ func TestSweepCapacitySim(t *testing.T) {
 	}
 	// Every record carries its stage, one of the sweep's.
 	perStage := map[int]int{}
+	load := map[int]string{}
+	for _, j := range c.Stages {
+		load[j.Stage] = sweep.Stage{Kind: j.Kind, Level: j.Level}.Load()
+	}
 	for _, r := range readFiles(t, recsPath) {
 		perStage[r.Stage]++
+		if r.StageLoad != load[r.Stage] {
+			t.Errorf("record %d of stage %d has stage_load %q, want %q", r.Seq, r.Stage, r.StageLoad, load[r.Stage])
+		}
 	}
 	if len(perStage) != len(c.Stages) {
 		t.Errorf("records in stages %v, want the %d stages of the sweep", perStage, len(c.Stages))

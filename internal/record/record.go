@@ -96,6 +96,9 @@ type Record struct {
 	// --sweep) the turn was intended in, from 1; 0 when the run had no
 	// stages.
 	Stage int `json:"stage" parquet:"stage"`
+	// StageLoad is that stage's load level as --stages writes it,
+	// KIND=LEVEL (e.g. clients=8, rate=2.5, users=40); "" without stages.
+	StageLoad string `json:"stage_load,omitempty" parquet:"stage_load,optional"`
 }
 
 // OK reports whether the attempt succeeded.

@@ -101,3 +101,23 @@ func parseStage(item string) (Stage, error) {
 	}
 	return st, nil
 }
+
+// Load is the stage's level as KIND=LEVEL, e.g. clients=8: what records
+// carry as their stage_load.
+func (s Stage) Load() string {
+	return fmt.Sprintf("%s=%s", s.Kind, strconv.FormatFloat(s.Level, 'g', -1, 64))
+}
+
+// ParseLoad reads a stage's KIND=LEVEL (Stage.Load) back.
+func ParseLoad(s string) (Kind, float64, error) {
+	kind, level, ok := strings.Cut(s, "=")
+	k := Kind(kind)
+	if !ok || k != Clients && k != Rate && k != Users {
+		return "", 0, fmt.Errorf("stage load %q: want KIND=LEVEL, KIND clients, rate or users", s)
+	}
+	x, err := strconv.ParseFloat(level, 64)
+	if err != nil || !(x > 0) {
+		return "", 0, fmt.Errorf("stage load %q: level is not a positive number", s)
+	}
+	return k, x, nil
+}
