@@ -62,6 +62,12 @@ func TestGolden(t *testing.T) {
 		{"cut-gz", cutGzip(t, base), []string{"--format", "csv"}},
 		{"duckdb-parquet", nil, []string{"--format", "csv", "--by", "turn", "../../internal/record/testdata/duckdb-records.parquet"}},
 		{"parquet-stdin", mustRead(t, "testdata/tuned.parquet"), nil},
+		// Two sweeps of the simulator, max-running=4 and 8 (docs/mtstats.md).
+		{"sweep-slo", nil, []string{"--slo", "ttft_p95<=70ms", "testdata/sweep-max8.jsonl.gz"}},
+		{"sweep-compare", nil, []string{"--compare", "--slo", "ttft_p95<=70ms", "max4=testdata/sweep-max4.jsonl.gz", "max8=testdata/sweep-max8.jsonl.gz"}},
+		{"sweep-compare-json", nil, []string{"--compare", "--format", "json", "--slo", "ttft_p95<=70ms", "max4=testdata/sweep-max4.jsonl.gz", "max8=testdata/sweep-max8.jsonl.gz"}},
+		{"sweep-compare-capacity", nil, []string{"--compare", "--capacity", "testdata/sweep-max4.capacity.json", "a=testdata/sweep-max4.jsonl.gz", "b=testdata/sweep-max8.jsonl.gz"}},
+		{"sweep-min-capacity", nil, []string{"--capacity", "testdata/sweep-max4.capacity.json", "--min-capacity", "6", "testdata/sweep-max4.jsonl.gz"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -36,10 +36,11 @@ type collector struct {
 	// lastFile is the FileStats of the last record: records come in runs
 	// of one input.
 	lastFile *FileStats
-	raw      [][]any     // rows of the XLSX "Raw data" sheet
-	segs     *segments   // segments.go
-	stages   *Stages     // records of staged runs and sweeps, per stage (stages.go)
-	capacity *capacityIn // --capacity (capacity.go)
+	raw      [][]any            // rows of the XLSX "Raw data" sheet
+	segs     *segments          // segments.go
+	stages   *Stages            // records of staged runs and sweeps, per stage (stages.go)
+	stagesBy map[string]*Stages // --compare: each input's stages
+	capacity *capacityIn        // --capacity (capacity.go)
 }
 
 // Inputs describes what was read.
@@ -82,6 +83,9 @@ func newCollector(o *Options, filter Filter, objs []Objective) (*collector, erro
 	}
 	c.groupBy = gb
 	c.stages = NewStages(objs)
+	if o.Compare {
+		c.stagesBy = map[string]*Stages{}
+	}
 	return c, nil
 }
 
@@ -290,7 +294,16 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 	c.all.add(r, good)
 	c.aff.add(r)
 	c.segs.add(r)
-	if r.Stage != 0 {
+	switch {
+	case r.Stage == 0:
+	case c.stagesBy != nil:
+		s := c.stagesBy[label]
+		if s == nil {
+			s = NewStages(c.stages.objs)
+			c.stagesBy[label] = s
+		}
+		s.Add(r)
+	default:
 		c.stages.Add(r) // staged runs only: it keeps its own samples
 	}
 	if c.opts.XLSX != "" {

@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"cmp"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -12,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/mtkit/mtkit/internal/sweep"
 )
 
 //go:embed htmlassets/uPlot.iife.min.js
@@ -36,6 +33,14 @@ type chartSpec struct {
 	Scatter bool          `json:"scatter,omitempty"` // points only, no lines
 	X       []float64     `json:"x"`
 	Series  []chartSeries `json:"series"`
+	// Marks are vertical lines at x values, such as a sweep's capacity.
+	Marks []chartMark `json:"marks,omitempty"`
+}
+
+// chartMark is a labelled vertical line of a chart.
+type chartMark struct {
+	X     float64 `json:"x"`
+	Label string  `json:"label"`
 }
 
 type chartSeries struct {
@@ -73,7 +78,11 @@ func WriteHTML(w io.Writer, rep *Report) error {
 			runs = append(runs, run{Label: g.Key, Sum: g, turns: rep.groupTurns[g.Key], series: rep.groupSeries[g.Key]})
 		}
 	}
-	charts := stageCharts(rep.Stages, rep.Capacity)
+	staged := rep.StagedRuns
+	if len(rep.Stages) > 0 {
+		staged = []StagedRun{{Stages: rep.Stages, Capacity: rep.Capacity}}
+	}
+	charts := stageCharts(staged)
 	charts = append(charts, overTimeCharts(runs)...)
 	if rep.Compare == nil {
 		charts = append(charts, serverCharts(rep.Server)...)
@@ -238,86 +247,6 @@ func serverCharts(srv *Server) []chartSpec {
 		if hasValues(c) {
 			out = append(out, c)
 		}
-	}
-	return out
-}
-
-// stageCharts draws a staged run or sweep: throughput and TTFT by stage,
-// and latency against throughput, whose bend is the knee. With the sweep's
-// capacity file the stages are labelled by their level.
-func stageCharts(rows []StageRow, capa *sweep.Capacity) []chartSpec {
-	if len(rows) < 2 {
-		return nil
-	}
-	xlabel := "stage"
-	level := map[int]float64{}
-	if capa != nil {
-		for _, st := range capa.Stages {
-			level[st.Stage] = st.Level
-		}
-		xlabel = string(capa.Kind) + " (stage level)"
-	}
-	var x []float64
-	for _, r := range rows {
-		if l, ok := level[r.Stage]; ok {
-			x = append(x, l)
-		} else {
-			x = append(x, float64(r.Stage))
-			xlabel = "stage"
-		}
-	}
-	// Sweeps run levels out of order: draw them sorted by x.
-	order := make([]int, len(rows))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(x[a], x[b]) })
-	col := func(get func(StageRow) Num) []*float64 {
-		ys := make([]*float64, len(order))
-		for i, j := range order {
-			ys[i] = num(float64(get(rows[j])))
-		}
-		return ys
-	}
-	xs := make([]float64, len(order))
-	for i, j := range order {
-		xs[i] = x[j]
-	}
-	integral := true
-	for _, v := range xs {
-		integral = integral && v == math.Trunc(v)
-	}
-	thr := chartSpec{Integer: integral, Title: "Throughput by stage", Note: "successful requests per second over each stage's measured window", XLabel: xlabel, YLabel: "requests/s", Points: true, X: xs,
-		Series: []chartSeries{
-			{"throughput", col(func(r StageRow) Num { return r.Throughput })},
-			{"first half", col(func(r StageRow) Num { return r.FirstHalf })},
-			{"second half", col(func(r StageRow) Num { return r.SecondHalf })},
-		}}
-	ttft := chartSpec{Integer: integral, Title: "TTFT by stage", XLabel: xlabel, YLabel: "TTFT (ms)", Points: true, X: xs,
-		Series: []chartSeries{
-			{"p50", col(func(r StageRow) Num { return r.TTFTP50 })},
-			{"p95", col(func(r StageRow) Num { return r.TTFTP95 })},
-			{"p99", col(func(r StageRow) Num { return r.TTFTP99 })},
-			{"lateness p99", col(func(r StageRow) Num { return r.LatenessP99 })},
-		}}
-	// The knee: latency against the throughput each stage achieved.
-	byThr := slices.Clone(order)
-	slices.SortStableFunc(byThr, func(a, b int) int {
-		return cmp.Compare(float64(rows[a].Throughput), float64(rows[b].Throughput))
-	})
-	knee := chartSpec{Title: "Latency against throughput (the knee)", Note: "one point per stage: where latency climbs while throughput stops growing, the deployment saturates", XLabel: "requests/s", YLabel: "ms", Points: true, Scatter: true}
-	t95, l50 := chartSeries{Label: "TTFT p95"}, chartSeries{Label: "latency p50"}
-	for _, j := range byThr {
-		if math.IsNaN(float64(rows[j].Throughput)) {
-			continue
-		}
-		knee.X = append(knee.X, float64(rows[j].Throughput))
-		t95.Y, l50.Y = append(t95.Y, num(float64(rows[j].TTFTP95))), append(l50.Y, num(float64(rows[j].LatencyP50)))
-	}
-	knee.Series = []chartSeries{t95, l50}
-	out := []chartSpec{thr, ttft}
-	if len(knee.X) >= 2 && knee.X[0] < knee.X[len(knee.X)-1] {
-		out = append(out, knee)
 	}
 	return out
 }
@@ -527,6 +456,17 @@ for (const c of CHARTS) {
       c.series.map((s, i) => ({label: s.label, stroke: PALETTE[i % PALETTE.length], width: 1.6, spanGaps: true,
         points: {show: !!c.points, size: c.scatter ? 8 : 5}, paths: c.scatter ? () => null : undefined, value: (u, v) => fmt(v)}))),
   };
+  if (c.marks) opts.hooks = {draw: [u => {
+    const ctx = u.ctx; ctx.save(); ctx.strokeStyle = "#5b6475"; ctx.fillStyle = "#1d2433"; ctx.setLineDash([5, 4]);
+    ctx.font = (12 * devicePixelRatio) + "px system-ui,sans-serif";
+    c.marks.forEach((m, i) => {
+      const x = u.valToPos(m.x, "x", true);
+      if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+      ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
+      ctx.fillText(m.label, x + 4 * devicePixelRatio, u.bbox.top + (14 + 14 * i) * devicePixelRatio);
+    });
+    ctx.restore();
+  }]};
   new uPlot(opts, [c.x].concat(c.series.map(s => s.y)), box);
 }
 </script>

@@ -197,12 +197,13 @@ func (t *textWriter) report(rep *Report) error {
 		t.segments(rep.Segments)
 	}
 	if len(rep.Stages) > 0 {
-		t.stages(rep.Stages)
+		t.stages("by stage:", rep.Stages)
 	}
 	if rep.Capacity != nil {
 		t.heading("capacity:")
 		t.printf("%s\n", rep.Capacity.Line())
 	}
+	t.stagedRuns(rep.StagedRuns)
 	if len(rep.Groups) > 0 && rep.Compare == nil {
 		if rep.By != "conversation" {
 			for _, g := range rep.Groups {

@@ -36,8 +36,12 @@ type Report struct {
 	// Stages is one row per stage of a staged run or sweep, when the
 	// records have more than one stage (stages.go).
 	Stages []StageRow `json:"stages,omitempty"`
-	// Capacity is the sweep judged again from the records (--capacity).
+	// Capacity is the sweep judged again from the records: at the levels
+	// of its capacity file (--capacity), else at the records' stage loads.
 	Capacity *sweep.Capacity `json:"capacity,omitempty"`
+	// StagedRuns are the stages of each --compare input (two sweeps side
+	// by side), instead of Stages.
+	StagedRuns []StagedRun `json:"staged_runs,omitempty"`
 
 	turns  []*Group // per turn, for the HTML and XLSX reports
 	series []point
@@ -367,8 +371,16 @@ func (c *collector) report(objs []Objective, compare bool) *Report {
 	if compare {
 		rep.Compare = comparison(rep.Groups)
 	}
-	if c.stages.Len() > 1 {
+	if c.stagesBy != nil {
+		for _, k := range keys {
+			if s := c.stagesBy[k]; s != nil && s.Len() > 1 {
+				rows := s.Rows()
+				rep.StagedRuns = append(rep.StagedRuns, StagedRun{Label: k, Stages: rows, Capacity: judgeLoads(rows, s.objs, sweep.Criteria{})})
+			}
+		}
+	} else if c.stages.Len() > 1 {
 		rep.Stages = c.stages.Rows()
+		rep.Capacity = judgeLoads(rep.Stages, c.stages.objs, sweep.Criteria{})
 	}
 	if c.capacity != nil {
 		rep.Capacity = c.capacity.judge(c.stages, c.stages.objs)

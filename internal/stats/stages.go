@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -14,7 +15,10 @@ import (
 // field), measured over its records after warmup, with the sweep
 // package's verdicts.
 type StageRow struct {
-	Stage    int            `json:"stage"`
+	Stage int `json:"stage"`
+	// Load is the stage's level as its records' stage_load carries it,
+	// KIND=LEVEL (e.g. clients=8); "" for records written without it.
+	Load     string         `json:"load,omitempty"`
 	Requests int            `json:"requests"`
 	Failed   int            `json:"failed"`
 	Errors   map[string]int `json:"errors"`
@@ -43,6 +47,8 @@ type StageRow struct {
 	// MeetsSLO is set with objectives: every one held over the stage.
 	MeetsSLO   *bool             `json:"meets_slo,omitempty"`
 	Objectives []ObjectiveResult `json:"objectives,omitempty"`
+	// turns is the stage by turn, for the HTML report.
+	turns []*Group
 }
 
 // Result is the row as the sweep package judges it, at level of kind.
@@ -65,6 +71,7 @@ type Stages struct {
 }
 
 type stageAcc struct {
+	load  string
 	all   *acc
 	turns map[int]*acc
 }
@@ -87,6 +94,9 @@ func (s *Stages) Add(r *record.Record) {
 	if a == nil {
 		a = &stageAcc{all: newAcc(true), turns: map[int]*acc{}}
 		s.stages[r.Stage] = a
+	}
+	if a.load == "" {
+		a.load = r.StageLoad
 	}
 	good := r.OK()
 	if s.slo != nil && !r.Retried {
@@ -117,8 +127,8 @@ func (s *Stages) Rows() []StageRow {
 	for _, k := range keys {
 		a := s.stages[k]
 		g := a.all.group(strconv.Itoa(k))
-		row := StageRow{Stage: k, Requests: g.Requests, Failed: g.Failed, Errors: g.Errors, RuntimeSec: g.RuntimeSec,
-			CacheHitRate: g.CacheHitRate}
+		row := StageRow{Stage: k, Load: a.load, Requests: g.Requests, Failed: g.Failed, Errors: g.Errors, RuntimeSec: g.RuntimeSec,
+			CacheHitRate: g.CacheHitRate, turns: turnGroups(a.turns)}
 		row.Throughput, row.FirstHalf, row.SecondHalf = throughputs(a.all)
 		q := func(m Metric, p float64) Num {
 			d, ok := g.Metrics.Get(MetricNames[m])
@@ -145,6 +155,40 @@ func (s *Stages) Rows() []StageRow {
 		out = append(out, row)
 	}
 	return out
+}
+
+// judgeLoads judges the stages as a sweep's, at their loads: nil unless
+// every stage has one, all of one kind.
+func judgeLoads(rows []StageRow, objs []Objective, crit sweep.Criteria) *sweep.Capacity {
+	var (
+		kind sweep.Kind
+		rs   []sweep.Result
+	)
+	for _, row := range rows {
+		k, level, err := sweep.ParseLoad(row.Load)
+		if err != nil || kind != "" && k != kind {
+			return nil
+		}
+		kind = k
+		rs = append(rs, row.Result(sweep.Stage{Kind: k, Level: level}))
+	}
+	if len(rs) < 2 {
+		return nil
+	}
+	texts := make([]string, len(objs))
+	for i, o := range objs {
+		texts[i] = o.Text
+	}
+	c := crit.Judge(kind, texts, rs)
+	return &c
+}
+
+// StagedRun is one --compare input's stages, and their capacity judged
+// from their loads.
+type StagedRun struct {
+	Label    string          `json:"label"`
+	Stages   []StageRow      `json:"stages"`
+	Capacity *sweep.Capacity `json:"capacity,omitempty"`
 }
 
 // throughputs returns the successful requests a second of a over its
@@ -186,13 +230,17 @@ func msDuration(x Num) time.Duration {
 }
 
 // stages is the per-stage table.
-func (t *textWriter) stages(rows []StageRow) {
-	t.heading("by stage:")
+func (t *textWriter) stages(title string, rows []StageRow) {
+	t.heading(title)
+	withLoad := slices.ContainsFunc(rows, func(r StageRow) bool { return r.Load != "" })
 	header := []string{"stage", "requests", "failed", "throughput", "ttft_p50", "ttft_p95", "ttft_p99", "itl_p50", "itl_p99",
 		"latency_p50", "latency_p99", "lateness_p99", "cache_hit", "steady", "client_limited"}
 	withSLO := len(rows) > 0 && rows[0].MeetsSLO != nil
 	if withSLO {
 		header = append(header, "slo")
+	}
+	if withLoad {
+		header = slices.Insert(header, 1, "load")
 	}
 	yes := func(b bool) string {
 		if b {
@@ -209,7 +257,39 @@ func (t *textWriter) stages(rows []StageRow) {
 		if withSLO {
 			row = append(row, map[bool]string{true: "met", false: "NOT MET"}[*r.MeetsSLO])
 		}
+		if withLoad {
+			row = slices.Insert(row, 1, r.Load)
+		}
 		out = append(out, row)
 	}
 	t.table(header, out)
+}
+
+// stagedRuns prints each --compare input's stages and capacity, then the
+// capacities side by side.
+func (t *textWriter) stagedRuns(runs []StagedRun) {
+	var with []StagedRun
+	for _, r := range runs {
+		t.stages("by stage, "+r.Label+":", r.Stages)
+		if r.Capacity != nil {
+			t.printf("%s: %s\n", r.Label, r.Capacity.Line())
+			with = append(with, r)
+		}
+	}
+	if len(with) < 2 {
+		return
+	}
+	t.heading("capacity compared:")
+	base := with[0].Capacity
+	for _, r := range with {
+		c := r.Capacity
+		line := fmt.Sprintf("%s: %s %s", r.Label, strconv.FormatFloat(c.Capacity, 'g', 4, 64), c.Kind)
+		if c.Failed == nil {
+			line += " (lower bound)"
+		}
+		if r.Label != with[0].Label && base.Capacity > 0 && c.Kind == base.Kind {
+			line += fmt.Sprintf(", %.2fx %s", c.Capacity/base.Capacity, with[0].Label)
+		}
+		t.printf("%s\n", line)
+	}
 }

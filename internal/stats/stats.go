@@ -125,6 +125,9 @@ func Run(ctx context.Context, o Options) error {
 		if len(o.Inputs) < 2 {
 			return errors.New("--compare needs at least two inputs (label=path)")
 		}
+		if capIn != nil {
+			return &UsageError{errors.New("--capacity judges one sweep at its file's levels; --compare judges each input's stages at their records' stage_load")}
+		}
 	}
 	o.pairSeries()
 	c, err := newCollector(&o, filter, objs)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/record"
-	"github.com/mtkit/mtkit/internal/sweep"
 )
 
 func TestQuantile(t *testing.T) {
@@ -642,34 +641,3 @@ func TestHTMLServerCharts(t *testing.T) {
 	}
 }
 
-// TestHTMLStages: a sweep's stages are drawn by level, in level order
-// whatever order they ran in, with the knee chart of latency against
-// throughput.
-func TestHTMLStages(t *testing.T) {
-	t.Parallel()
-	rows := []StageRow{
-		{Stage: 1, Throughput: 10, FirstHalf: 10, SecondHalf: 10, TTFTP95: 20},
-		{Stage: 2, Throughput: 20, FirstHalf: 20, SecondHalf: 20, TTFTP95: 21},
-		{Stage: 3, Throughput: 30, FirstHalf: 31, SecondHalf: 29, TTFTP95: 60},
-		{Stage: 4, Throughput: 25, FirstHalf: 25, SecondHalf: 25, TTFTP95: 25},
-	}
-	capa := &sweep.Capacity{Kind: sweep.Clients, Stages: []sweep.Judged{{Stage: 1, Level: 1}, {Stage: 2, Level: 2}, {Stage: 3, Level: 4}, {Stage: 4, Level: 3}}}
-	charts := stageCharts(rows, capa)
-	if len(charts) != 3 {
-		t.Fatalf("%d stage charts, want 3", len(charts))
-	}
-	thr := charts[0]
-	if !slices.Equal(thr.X, []float64{1, 2, 3, 4}) || *thr.Series[0].Y[2] != 25 || *thr.Series[0].Y[3] != 30 {
-		t.Errorf("throughput by level: x %v, y %v", thr.X, thr.Series[0].Y)
-	}
-	knee := charts[2]
-	if !slices.Equal(knee.X, []float64{10, 20, 25, 30}) || *knee.Series[0].Y[3] != 60 {
-		t.Errorf("knee: x %v, TTFT p95 %v", knee.X, knee.Series[0].Y)
-	}
-	if got := stageCharts(rows, nil)[0].X; !slices.Equal(got, []float64{1, 2, 3, 4}) {
-		t.Errorf("without levels, x %v: want stage numbers", got)
-	}
-	if stageCharts(rows[:1], nil) != nil {
-		t.Error("charts for a run of one stage")
-	}
-}
