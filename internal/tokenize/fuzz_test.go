@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mtkit/mtkit/internal/clitest"
 )
 
 // FuzzParseJSON feeds malformed tokenizer.json documents to ParseJSON: it
@@ -56,7 +58,7 @@ func roundTripTokenizers(f *testing.F) map[string]Tokenizer {
 	}
 	toks["synth"] = synth
 	for _, m := range fixtureModels {
-		p := fixtureDir() + "/" + m + "/tokenizer.json"
+		p := clitest.FixturesDir() + "/" + m + "/tokenizer.json"
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}
@@ -96,7 +98,7 @@ func FuzzRoundTrip(f *testing.F) {
 // synthetic merges otherwise.
 func FuzzMerge(f *testing.F) {
 	var tok *bpe
-	if p := fixtureDir() + "/qwen3/tokenizer.json"; fileExists(p) {
+	if p := clitest.FixturesDir() + "/qwen3/tokenizer.json"; fileExists(p) {
 		t, err := Load(p)
 		if err != nil {
 			f.Fatal(err)

@@ -8,20 +8,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
-)
 
-// fixtureDir is where scripts/fixtures.sh puts the fixtures.
-func fixtureDir() string {
-	if d := os.Getenv("MTKIT_FIXTURES"); d != "" {
-		return d
-	}
-	cache := os.Getenv("MTKIT_CACHE")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache", "mtkit")
-	}
-	return filepath.Join(cache, "fixtures")
-}
+	"github.com/mtkit/mtkit/internal/clitest"
+)
 
 // fixtureModels are the tokenizer.json fixtures scripts/fixtures.sh fetches.
 var fixtureModels = []string{"qwen3", "llama3"}
@@ -33,7 +22,7 @@ var builtinModels = []string{"o200k_base", "cl100k_base"}
 // it is missing (failing when MTKIT_REQUIRE_FIXTURES=1).
 func fixturePath(t testing.TB, model string) string {
 	t.Helper()
-	p := filepath.Join(fixtureDir(), model, "tokenizer.json")
+	p := filepath.Join(clitest.FixturesDir(), model, "tokenizer.json")
 	if _, err := os.Stat(p); err != nil {
 		missing(t, "fixture "+p+" missing")
 	}
@@ -77,7 +66,7 @@ func refIDs(t testing.TB, model string, texts []string) [][]int {
 	if err != nil {
 		missing(t, "node not found")
 	}
-	if _, err := os.Stat(filepath.Join(fixtureDir(), "node_modules", "@huggingface", "tokenizers")); err != nil {
+	if _, err := os.Stat(filepath.Join(clitest.FixturesDir(), "node_modules", "@huggingface", "tokenizers")); err != nil {
 		missing(t, "reference engine @huggingface/tokenizers missing")
 	}
 	in, err := json.Marshal(texts)
@@ -85,7 +74,7 @@ func refIDs(t testing.TB, model string, texts []string) [][]int {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(node, refScript(t), specFor(t, model))
-	cmd.Env = append(os.Environ(), "MTKIT_FIXTURES="+fixtureDir())
+	cmd.Env = append(os.Environ(), "MTKIT_FIXTURES="+clitest.FixturesDir())
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
