@@ -100,3 +100,7 @@ func FileInDoc(t testing.TB, docPath, path string) {
 	}
 	InDoc(t, docPath, path, want)
 }
+
+// Updating reports whether the test run was given -update, for tests that
+// write their golden files themselves.
+func Updating() bool { return *update }

@@ -640,4 +640,3 @@ func TestHTMLServerCharts(t *testing.T) {
 		t.Error("charts without server metrics")
 	}
 }
-

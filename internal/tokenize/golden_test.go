@@ -3,7 +3,6 @@ package tokenize
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,9 +12,9 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
-)
 
-var update = flag.Bool("update", false, "regenerate testdata/*.golden.json with the node reference (scripts/tokref)")
+	"github.com/mtkit/mtkit/internal/clitest"
+)
 
 // goldenCase is one string of a golden file and its reference ids.
 type goldenCase struct {
@@ -150,7 +149,7 @@ func TestGolden(t *testing.T) {
 	for _, model := range append(slices.Clone(fixtureModels), builtinModels...) {
 		t.Run(model, func(t *testing.T) {
 			t.Parallel()
-			if *update {
+			if clitest.Updating() { // -update: regenerate testdata/*.golden.json with the node reference (scripts/tokref)
 				texts := goldenTexts()
 				if slices.Contains(builtinModels, model) {
 					texts = slices.DeleteFunc(texts, jsSpaceDiffers)
