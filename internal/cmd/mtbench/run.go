@@ -21,7 +21,7 @@ const (
 )
 
 // sections in the order they run.
-var sections = []string{"capacity", "fidelity", "schedule", "scale", "tools"}
+var sections = []string{"capacity", "fidelity", "schedule", "scale", "tools", "sweep"}
 
 // bench is one benchmark run's settings and its collected figures.
 type bench struct {
@@ -158,6 +158,8 @@ func (b *bench) section(ctx context.Context, name, dir string) error {
 		return b.scale(ctx, dir)
 	case "tools":
 		return b.tools(ctx, dir)
+	case "sweep":
+		return b.sweep(ctx, dir)
 	}
 	return fmt.Errorf("unknown section %q", name)
 }
