@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -113,20 +112,6 @@ func TestFormatValue(t *testing.T) {
 		if got := formatValue(tc.v, ""); got != tc.want {
 			t.Errorf("formatValue(%v) = %q, want %q", tc.v, got, tc.want)
 		}
-	}
-}
-
-func TestRetemplate(t *testing.T) {
-	t.Parallel()
-	mk := func(seq int64, id string, turn int, ttft int64) *record.Record {
-		return &record.Record{RunID: "r", Seq: seq, ConversationID: id, Turn: turn, TTFTNs: &ttft,
-			Start: time.Unix(1, 0).UTC(), End: time.Unix(2, 0).UTC()}
-	}
-	line, _ := json.Marshal(mk(1, "a", 0, 5))
-	got := retemplate(line, mk(123, "conv9", 7, 99))
-	want, _ := json.Marshal(mk(123, "conv9", 7, 99))
-	if string(got) != string(want) {
-		t.Errorf("retemplate:\n got %s\nwant %s", got, want)
 	}
 }
 

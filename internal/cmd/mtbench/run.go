@@ -30,6 +30,10 @@ type bench struct {
 	binDir    string
 	work      string
 	tokenizer string // tokenizer.json for the tools section ("" = none found)
+	// duckdbScript is scripts/duckdb/duckdb.mjs, run with node.
+	duckdbScript string
+	// vllmConvert is vLLM's convert_sharegpt_to_openai.py ("" = not there).
+	vllmConvert string
 	// statsRecords is the size of the mtstats input in a full run.
 	statsRecords int
 	log          io.Writer
@@ -51,6 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	fs.StringVar(&b.binDir, "bin", "", "`DIR` holding the built mtrun, mtgen, mtconvert and mtstats binaries")
 	fs.StringVar(&b.work, "work", "", "scratch `DIR` for generated files (default: a new temporary directory, removed at the end)")
 	fs.StringVar(&b.tokenizer, "tokenizer-json", "", "Qwen `tokenizer.json` for the mtgen and tokenizer figures (scripts/fixtures.sh)")
+	fs.StringVar(&b.duckdbScript, "duckdb", "scripts/duckdb/duckdb.mjs", "`SCRIPT` that runs SQL in DuckDB (node; scripts/fixtures.sh installs DuckDB)")
+	fs.StringVar(&b.vllmConvert, "vllm-convert", defaultVLLMConvert(), "vLLM's convert_sharegpt_to_openai.py `FILE` (scripts/vllm/README.md), run with /usr/bin/python3")
 	fs.IntVar(&b.statsRecords, "stats-records", 2_000_000, "records in the mtstats input of a full run (the issue's figure is 10,000,000: about 8 GB of JSONL, several minutes to write)")
 	fs.StringVar(&only, "only", "", "comma-separated `SECTIONS` to run: "+strings.Join(sections, ","))
 	fs.StringVar(&jsonOut, "json", "", "also write the figures as JSON to `FILE`")

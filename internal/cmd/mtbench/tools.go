@@ -2,9 +2,7 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/gen"
-	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/tokenize"
 )
 
@@ -159,33 +156,6 @@ func countGenerated(path string) (convs, tokens int, err error) {
 	return convs, tokens, r.Err()
 }
 
-// toolMtconvert converts a generated ShareGPT file (~650 MB; 6.5 MB in
-// smoke mode) to conversation JSONL.
-func (b *bench) toolMtconvert(ctx context.Context, dir string) error {
-	const sec, name = "tools", "mtconvert ShareGPT → JSONL"
-	bin := b.bin("mtconvert")
-	if bin == "" {
-		b.figs.na(sec, name, "MB/s", atLeast(100), "tool missing")
-		return nil
-	}
-	in := filepath.Join(dir, "sharegpt.json")
-	size, err := writeShareGPT(in, pick[int64](b, 6500e3, 650e6))
-	if err != nil {
-		return err
-	}
-	defer os.Remove(in)
-	for range b.runs {
-		p, err := runProc(ctx, bin, []string{"-q", "-o", os.DevNull, in}, runOpts{})
-		if err != nil {
-			return err
-		}
-		b.logf("mtconvert: %.0f MB in %v (CPU %v, max RSS %.0f MB)", float64(size)/1e6, p.Wall.Round(time.Millisecond), p.CPU.Round(time.Millisecond), float64(p.MaxRSS)/1e6)
-		b.figs.add(sec, name, "MB/s", atLeast(100), float64(size)/1e6/p.Wall.Seconds())
-	}
-	b.figs.note(sec, name, fmt.Sprintf("a generated ShareGPT JSON list of %.0f MB, default filters, output discarded", float64(size)/1e6))
-	return nil
-}
-
 // writeShareGPT writes a ShareGPT JSON list of about size bytes:
 // conversations of 2-8 messages with the "from"/"value" shape.
 func writeShareGPT(path string, size int64) (int64, error) {
@@ -246,143 +216,78 @@ func writeShareGPT(path string, size int64) (int64, error) {
 	return written, f.Close()
 }
 
-// toolMtstats summarizes --stats-records records (100,000 in smoke
-// mode), from JSONL and from Parquet.
+// toolMtstats generates --stats-records realistic records (recordSpec;
+// 20,000 in smoke mode) as JSONL and as a Parquet directory, measures
+// mtstats' records/s on both, and runs the DuckDB side by side on the
+// same files (toolDuckDB).
 func (b *bench) toolMtstats(ctx context.Context, dir string) error {
 	const sec = "tools"
 	bin := b.bin("mtstats")
-	type format struct {
-		name, file string
-		t          *target
-	}
-	formats := []format{
-		{"mtstats records/s from Parquet", "records.parquet", atLeast(2e6)},
-		{"mtstats records/s from JSONL", "records.jsonl", atLeast(500e3)},
+	formats := []struct {
+		name, question string
+		t              *target
+	}{
+		{"mtstats records/s from Parquet", "default summary, Parquet", atLeast(2e6)},
+		{"mtstats records/s from JSONL", "default summary, JSONL", atLeast(500e3)},
 	}
 	if bin == "" {
 		for _, f := range formats {
 			b.figs.na(sec, f.name, "records/s", f.t, "tool missing")
 		}
-		return nil
+		return b.toolDuckDB(ctx, dir, "", "", 0, nil)
 	}
-	n := pick(b, 100_000, b.statsRecords)
-	for _, f := range formats {
-		path := filepath.Join(dir, f.file)
-		t0 := time.Now()
-		if err := writeRecords(path, n); err != nil {
-			return err
-		}
-		st, err := os.Stat(path)
+	n := pick(b, 20_000, b.statsRecords)
+	jsonl, parquet := filepath.Join(dir, "records.jsonl"), filepath.Join(dir, "records.parquet")
+	t0 := time.Now()
+	if err := writeRecordFiles(jsonl, parquet, recordSpec{n: n, seed: 1}); err != nil {
+		return err
+	}
+	defer os.RemoveAll(parquet)
+	defer os.Remove(jsonl)
+	sizes := map[string]float64{}
+	for _, p := range []string{jsonl, parquet} {
+		sz, err := diskSize(p)
 		if err != nil {
 			return err
 		}
-		b.logf("wrote %d records to %s (%.0f MB) in %v", n, f.file, float64(st.Size())/1e6, time.Since(t0).Round(time.Millisecond))
-		for range b.runs {
-			p, err := runProc(ctx, bin, []string{"--format", "json", path}, runOpts{stdout: os.DevNull})
-			if err != nil {
-				os.Remove(path)
-				return err
-			}
-			b.logf("mtstats %s: %v (CPU %v, max RSS %.0f MB)", f.file, p.Wall.Round(time.Millisecond), p.CPU.Round(time.Millisecond), float64(p.MaxRSS)/1e6)
-			b.figs.add(sec, f.name, "records/s", f.t, float64(n)/p.Wall.Seconds())
-		}
-		os.Remove(path)
-		b.figs.note(sec, f.name, fmt.Sprintf("%s records (%.0f MB), 8 ITL gaps each, mtstats --format json", thousands(int64(n)), float64(st.Size())/1e6))
+		sizes[p] = float64(sz) / 1e6
 	}
-	return nil
+	b.logf("wrote %d records to %s (%.0f MB) and %s (%.0f MB) in %v", n, jsonl, sizes[jsonl], parquet, sizes[parquet], time.Since(t0).Round(time.Millisecond))
+	rate := func(question string, wall time.Duration) {
+		for _, f := range formats {
+			if f.question == question {
+				b.figs.add(sec, f.name, "records/s", f.t, float64(n)/wall.Seconds())
+			}
+		}
+	}
+	for _, f := range formats {
+		path := parquet
+		if strings.HasSuffix(f.name, "JSONL") {
+			path = jsonl
+		}
+		b.figs.note(sec, f.name, fmt.Sprintf("%s realistic records (%.0f MB; warmup, retries, ~3 %% failed attempts, one ITL gap per output token), mtstats --format json, the 2-core runs of the DuckDB side by side", thousands(int64(n)), sizes[path]))
+	}
+	return b.toolDuckDB(ctx, dir, jsonl, parquet, n, rate)
 }
 
-// writeRecords writes n synthetic records to path (.parquet or JSONL):
-// 1,000 conversations of many turns, varied timings. JSONL is rendered
-// from a template of one encoded record, which is much faster than
-// encoding each; Parquet goes through the record package's encoder.
-func writeRecords(path string, n int) error {
-	f, err := os.Create(path)
+// diskSize is the size of a file, or of the files of a directory.
+func diskSize(path string) (int64, error) {
+	st, err := os.Stat(path)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	seed := uint64(0x243f6a8885a308d3)
-	next := func() uint64 { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; return seed }
-	mk := func(i int) *record.Record {
-		ttft := int64(20e6 + next()%80e6)
-		itl := make([]int64, 8)
-		for k := range itl {
-			itl[k] = int64(5e6 + next()%20e6)
-		}
-		start := base.Add(time.Duration(i) * 100 * time.Microsecond)
-		lat := ttft + 8*15e6
-		ft := start.Add(time.Duration(ttft))
-		pt, ct, cached := int64(100+next()%4000), int64(9), int64(next()%100)
-		return &record.Record{RunID: "bench", Seq: int64(i), ConversationID: "conv" + strconv.Itoa(i%1000), Turn: i / 1000 % 50,
-			Client: i % 64, Phase: record.PhaseMeasure, Model: "mtkit-sim", Scheduled: start, Start: start, FirstToken: &ft,
-			End: start.Add(time.Duration(lat)), TTFTNs: &ttft, TPOTNs: record.Ptr(15e6), ITLNs: itl, LatencyNs: lat,
-			IntendedLatencyNs: lat, PromptTokens: &pt, CompletionTokens: &ct, CachedTokens: &cached, MaxTokens: 9, Chunks: 9,
-			FinishReason: "length", Status: 200}
+	if !st.IsDir() {
+		return st.Size(), nil
 	}
-	var enc record.Encoder
-	if strings.HasSuffix(path, ".parquet") {
-		enc = record.NewParquetEncoder(w)
-		for i := range n {
-			if err := enc.Encode(mk(i)); err != nil {
-				f.Close()
-				return err
-			}
-		}
-		if err := enc.Close(); err != nil {
-			f.Close()
-			return err
-		}
-	} else {
-		var line []byte
-		for i := range n {
-			r := mk(i)
-			if i%1000 == 0 || line == nil {
-				// Re-encode every 1,000 records so that timestamps move on.
-				var buf bytes.Buffer
-				je := json.NewEncoder(&buf)
-				if err := je.Encode(r); err != nil {
-					f.Close()
-					return err
-				}
-				line = buf.Bytes()
-			} else {
-				line = retemplate(line, r)
-			}
-			w.Write(line)
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, e := range ents {
+		if i, err := e.Info(); err == nil && !e.IsDir() {
+			n += i.Size()
 		}
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// retemplate rewrites the seq, conversation_id, turn and ttft_ns of an
-// encoded record line for r (same field order as encoding/json emits).
-func retemplate(line []byte, r *record.Record) []byte {
-	out := make([]byte, 0, len(line)+16)
-	rest := line
-	for _, kv := range []struct {
-		key string
-		val []byte
-	}{
-		{`"seq":`, strconv.AppendInt(nil, r.Seq, 10)},
-		{`"conversation_id":`, strconv.AppendQuote(nil, r.ConversationID)},
-		{`"turn":`, strconv.AppendInt(nil, int64(r.Turn), 10)},
-		{`"ttft_ns":`, strconv.AppendInt(nil, *r.TTFTNs, 10)},
-	} {
-		i := bytes.Index(rest, []byte(kv.key))
-		if i < 0 {
-			continue
-		}
-		i += len(kv.key)
-		j := i + bytes.IndexAny(rest[i:], ",}")
-		out = append(out, rest[:i]...)
-		out = append(out, kv.val...)
-		rest = rest[j:]
-	}
-	return append(out, rest...)
+	return n, nil
 }
