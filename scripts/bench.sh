@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # bench.sh is mtkit's self-benchmark (docs/performance.md): it builds the
 # tools, runs mtbench (internal/cmd/mtbench), which starts the simulator
-# on 127.0.0.1 and runs the real mtrun binary against it, and prints every
-# figure next to its target with PASS/FAIL; then it runs the Go hot-path
-# benchmarks (go test -bench -benchmem).
+# on 127.0.0.1 and runs the real mtrun binary against it, times the other
+# tools (mtstats side by side with DuckDB, mtconvert with vLLM's
+# converter), and prints every figure next to its target with PASS/FAIL;
+# then it runs the Go hot-path benchmarks (go test -bench -benchmem).
+# DuckDB (npm, scripts/fixtures.sh) and vLLM's converter with Debian's
+# pandas (scripts/vllm/setup.sh) are benchmark-only dependencies.
 #
 # Usage: scripts/bench.sh [--smoke] [mtbench options, e.g. --runs 5 --only capacity,fidelity]
-#   --smoke   short run for CI: checks that every part works, not the timings (~1-2 min)
+#   --smoke   short run for CI: checks that every part works (and that mtstats and
+#             DuckDB agree), not the timings (~2-3 min)
 # Env:   MTKIT_BENCH_OUT  directory for results (default: a temporary directory);
 #        it receives mtbench.json and gobench.txt
 #
@@ -32,8 +36,12 @@ if fx=$(bash scripts/fixtures.sh 2>/dev/null); then
   q=$(grep '/qwen3/tokenizer.json$' <<<"$fx" || true)
   [[ -n $q ]] && tok=(--tokenizer-json "$q")
 else
-  echo "bench.sh: scripts/fixtures.sh failed: tokenizer figures will be n/a" >&2
+  echo "bench.sh: scripts/fixtures.sh failed: tokenizer and DuckDB figures will be n/a" >&2
 fi
+# Benchmark-only: vLLM's converter and Debian's pandas/tqdm for it
+# (scripts/vllm/README.md); mtbench reports its figures n/a, with the
+# reason, when this fails.
+bash scripts/vllm/setup.sh >/dev/null || echo "bench.sh: scripts/vllm/setup.sh failed: vLLM converter figures will be n/a" >&2
 
 status=0
 "$tmp/bin/mtbench" --bin "$tmp/bin" --work "$tmp/work" --json "$out/mtbench.json" "${tok[@]}" "$@" || status=$?
