@@ -249,7 +249,12 @@ func mtstatsSummary(doc []byte) (map[string]float64, error) {
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return nil, fmt.Errorf("mtstats JSON: no %s", strings.Join(missing, ", "))
+		more := ""
+		if len(missing) > 4 {
+			more = fmt.Sprintf(" (and %d more)", len(missing)-4)
+			missing = missing[:4]
+		}
+		return nil, fmt.Errorf("mtstats JSON: no %s%s", strings.Join(missing, ", "), more)
 	}
 	return out, nil
 }

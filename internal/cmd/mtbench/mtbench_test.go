@@ -2,12 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"math"
+	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/duckdbtest"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/stats"
 )
 
 func TestTokenStamp(t *testing.T) {
@@ -139,5 +146,269 @@ func TestMatchStamps(t *testing.T) {
 	}
 	if len(m.itl) != 2 || m.itl[0] != 0 || math.Abs(m.itl[1]-0.1) > 1e-9 {
 		t.Errorf("itl errors %v, want [0 0.1]", m.itl)
+	}
+}
+
+// genAll returns the records genRecords writes for s.
+func genAll(t *testing.T, s recordSpec) []record.Record {
+	t.Helper()
+	var out []record.Record
+	err := genRecords(s, func(r *record.Record) error {
+		c := *r
+		c.ITLNs = slices.Clone(r.ITLNs)
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestGenRecordsLookLikeARun(t *testing.T) {
+	t.Parallel()
+	const n = 6000
+	recs := genAll(t, recordSpec{n: n, seed: 7})
+	if len(recs) != n {
+		t.Fatalf("%d records, want %d", len(recs), n)
+	}
+	var warm, failed, retried, ok, gaps int
+	type turnKey struct {
+		conv string
+		turn int
+	}
+	attempts := map[turnKey]int{}
+	lastRetried := map[turnKey]bool{}
+	warmDone := false
+	for i, r := range recs {
+		if r.Seq != int64(i) {
+			t.Fatalf("record %d: seq %d", i, r.Seq)
+		}
+		if got := r.End.Sub(r.Start).Nanoseconds(); got != r.LatencyNs {
+			t.Fatalf("record %d: end-start %d, latency_ns %d", i, got, r.LatencyNs)
+		}
+		k := turnKey{r.ConversationID, r.Turn}
+		if r.Attempt != attempts[k] {
+			t.Fatalf("record %d (%v): attempt %d, want %d", i, k, r.Attempt, attempts[k])
+		}
+		if r.Attempt > 0 && !lastRetried[k] {
+			t.Fatalf("record %d: attempt %d after an attempt that was not retried", i, r.Attempt)
+		}
+		attempts[k]++
+		lastRetried[k] = r.Retried
+		switch {
+		case r.Phase == record.PhaseWarmup:
+			warm++
+			if warmDone && r.Attempt == 0 {
+				t.Fatalf("record %d: warmup request after a measured one", i)
+			}
+		case r.Attempt == 0:
+			warmDone = true
+		}
+		if r.Retried {
+			retried++
+			if r.OK() || !retryable(r.ErrorClass) || r.Attempt >= 3 {
+				t.Fatalf("record %d: retried with class %q at attempt %d", i, r.ErrorClass, r.Attempt)
+			}
+		}
+		if !r.OK() {
+			failed++
+			if r.Error == "" {
+				t.Fatalf("record %d: class %q without an error message", i, r.ErrorClass)
+			}
+			continue
+		}
+		ok++
+		gaps += len(r.ITLNs)
+		if r.CompletionTokens == nil || int64(len(r.ITLNs)) != *r.CompletionTokens-1 || r.Chunks != int(*r.CompletionTokens) {
+			t.Fatalf("record %d: %d ITL gaps, %d chunks, completion tokens %v: want one gap per token after the first", i, len(r.ITLNs), r.Chunks, r.CompletionTokens)
+		}
+		if r.TTFTNs == nil || *r.TTFTNs+sum(r.ITLNs) > r.LatencyNs || r.CachedTokens == nil || *r.CachedTokens > *r.PromptTokens {
+			t.Fatalf("record %d: inconsistent timings or tokens: %+v", i, r)
+		}
+	}
+	if want := n / 100; warm < want || warm > want+10 {
+		t.Errorf("%d warmup records, want about %d", warm, want)
+	}
+	if f := float64(failed) / n; f < 0.015 || f > 0.06 {
+		t.Errorf("%.3f of attempts failed, want about 0.03", f)
+	}
+	if retried == 0 || retried >= failed {
+		t.Errorf("%d retried of %d failed attempts: want some requests to fail for good", retried, failed)
+	}
+	if g := float64(gaps) / float64(ok); g < 30 || g > 120 {
+		t.Errorf("%.1f ITL gaps per successful request, want 30-120", g)
+	}
+	if again := genAll(t, recordSpec{n: 100, warmup: n / 100, seed: 7}); !reflect.DeepEqual(again, recs[:100]) {
+		t.Error("the same seed gave different records")
+	}
+}
+
+func TestAgree(t *testing.T) {
+	t.Parallel()
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name   string
+		mt, db map[string]float64
+		sl     slack
+		n      int
+		bad    string // substring of the error; "" = agree
+	}{
+		{"equal", map[string]float64{"a": 1, "b": 0}, map[string]float64{"a": 1, "b": 0}, nil, 2, ""},
+		{"within 1e-9", map[string]float64{"a": 1e6}, map[string]float64{"a": 1e6 * (1 + 5e-10)}, nil, 1, ""},
+		{"beyond 1e-9", map[string]float64{"a": 1e6}, map[string]float64{"a": 1e6 * (1 + 2e-9)}, nil, 1, "a: mtstats"},
+		{"both NaN", map[string]float64{"a": nan}, map[string]float64{"a": nan}, nil, 1, ""},
+		{"NaN against a number", map[string]float64{"a": nan}, map[string]float64{"a": 0}, nil, 1, "a: mtstats NaN"},
+		{"only mtstats", map[string]float64{"a": 1, "b": 2}, map[string]float64{"a": 1}, nil, 2, "b: only mtstats"},
+		{"only DuckDB", map[string]float64{"a": 1}, map[string]float64{"a": 1, "c": 2}, nil, 2, "c: only DuckDB"},
+		{"slack", map[string]float64{"t": 10}, map[string]float64{"t": 10 + 1e-6}, slack{"t": 2e-6}, 1, ""},
+		{"beyond slack", map[string]float64{"t": 10}, map[string]float64{"t": 10 + 3e-6}, slack{"t": 2e-6}, 1, "t: mtstats"},
+		{"nothing", map[string]float64{}, map[string]float64{}, nil, 0, "no numbers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			n, err := agree(tc.mt, tc.db, tc.sl)
+			if n != tc.n {
+				t.Errorf("compared %d, want %d", n, tc.n)
+			}
+			switch {
+			case tc.bad == "" && err != nil:
+				t.Errorf("unexpected error: %v", err)
+			case tc.bad != "" && (err == nil || !strings.Contains(err.Error(), tc.bad)):
+				t.Errorf("error %v, want one containing %q", err, tc.bad)
+			}
+		})
+	}
+}
+
+func TestParseOutputs(t *testing.T) {
+	t.Parallel()
+	byTurn := `{"groups":[{"key":"0","metrics":{"ttft_ms":{"count":2,"p50":1.5,"p90":1.9,"p99":1.99}}},{"key":"7","metrics":{"ttft_ms":{"count":0,"p50":null}}}]}`
+	mt, err := mtstatsByTurn([]byte(byTurn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := duckByTurn([]byte(`[{"key":"0","count":"2","q":[1500000,1900000,1990000]}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := agree(mt, db, nil); n != 4 || err != nil {
+		t.Errorf("by turn: %d compared, %v", n, err)
+	}
+	for _, tc := range []struct {
+		name string
+		f    func([]byte) (map[string]float64, error)
+		doc  string
+		want string
+	}{
+		{"mtstats summary without metrics", mtstatsSummary, `{"summary":{"requests":1}}`, "no summary.cache_hit_rate, summary.cache_reported_requests, summary.failed, summary.input_tokens (and 105 more)"},
+		{"mtstats summary not JSON", mtstatsSummary, `{`, "mtstats JSON"},
+		{"by turn without groups", mtstatsByTurn, `{"summary":{}}`, "no groups"},
+		{"by turn without ttft", mtstatsByTurn, `{"groups":[{"key":"1","metrics":{}}]}`, `group "1": no metrics.ttft_ms`},
+		{"by turn p90 not a number", mtstatsByTurn, `{"groups":[{"key":"1","metrics":{"ttft_ms":{"count":3,"p50":1,"p90":"x","p99":1}}}]}`, "ttft_ms.p90 is not a number"},
+		{"DuckDB two summary rows", duckSummary, `[{},{}]`, "2 rows, want 1"},
+		{"DuckDB by turn short q", duckByTurn, `[{"key":1,"count":1,"q":[1]}]`, "want 3 quantiles"},
+	} {
+		if _, err := tc.f([]byte(tc.doc)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func FuzzParseOutputs(f *testing.F) {
+	f.Add([]byte(`{"summary":{"requests":1,"metrics":{"ttft_ms":{"count":1}}}}`))
+	f.Add([]byte(`{"groups":[{"key":"0","metrics":{"ttft_ms":{"count":2,"p50":1,"p90":2,"p99":3}}}]}`))
+	f.Add([]byte(`[{"key":"0","count":"2","q":[1,2,3]}]`))
+	f.Add([]byte(`[{"summary.ok":"12","summary.metrics.itl_ms.p50":null}]`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		for _, p := range []func([]byte) (map[string]float64, error){mtstatsSummary, mtstatsByTurn, duckSummary, duckByTurn} {
+			if m, err := p(doc); err == nil && m == nil {
+				t.Fatal("no error and no numbers")
+			}
+		}
+		convertedCount(vllmWritten, string(doc), "fuzz")
+		convertedCount(mtconvertWritten, string(doc), "fuzz")
+	})
+}
+
+func TestConvertedCount(t *testing.T) {
+	t.Parallel()
+	mt := "records        20 read, 0 malformed\nconversations  1,234 after merging parts: 1,200 written, 34 dropped\n"
+	if n, err := convertedCount(mtconvertWritten, mt, "mtconvert"); n != 1200 || err != nil {
+		t.Errorf("mtconvert: %d, %v; want 1200", n, err)
+	}
+	v := "Statistics:\n...\nTotal conversations converted (after filtering): 33,552\n\nWriting file: x\n"
+	if n, err := convertedCount(vllmWritten, v, "vLLM"); n != 33552 || err != nil {
+		t.Errorf("vLLM: %d, %v; want 33552", n, err)
+	}
+	if _, err := convertedCount(vllmWritten, "Traceback ...", "vLLM"); err == nil || !strings.Contains(err.Error(), "Traceback") {
+		t.Errorf("no count: error %v", err)
+	}
+}
+
+func TestPatchVLLM(t *testing.T) {
+	t.Parallel()
+	src := "import json\nfrom transformers import AutoTokenizer  # type: ignore\n\ndef content_is_valid(c):\n    return has_non_english_chars(content)\n"
+	got, err := patchVLLM(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"    return not has_non_english_chars(content)\n", "except ImportError:", "    AutoTokenizer = object"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("patched source lacks %q:\n%s", want, got)
+		}
+	}
+	for _, bad := range []string{
+		strings.Replace(src, "    return has_non_english_chars(content)\n", "    return True\n", 1),
+		src + "    return has_non_english_chars(content)\n",
+	} {
+		if _, err := patchVLLM(bad); err == nil || !strings.Contains(err.Error(), "ascii-fix") {
+			t.Errorf("patchVLLM of a different file: error %v, want one naming ascii-fix", err)
+		}
+	}
+}
+
+// TestSQLAgreesWithStats runs the benchmark's SQL in DuckDB and mtstats'
+// own code (internal/stats) on the same generated files: the check the
+// benchmark makes on every run, here on a small file.
+func TestSQLAgreesWithStats(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	jsonl, parquet := filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "r.parquet")
+	if err := writeRecordFiles(jsonl, parquet, recordSpec{n: 1500, clients: 40, seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range statsQuestions(jsonl, parquet) {
+		t.Run(q.name, func(t *testing.T) {
+			t.Parallel()
+			rows := duckdbtest.Query(t, q.sql(duckSource(q.input)))
+			dbDoc, err := json.Marshal(rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out, errs bytes.Buffer
+			o := stats.Options{Inputs: []string{q.input}, Out: &out, Err: &errs, Format: "json", NoMetrics: true}
+			if len(q.args) == 2 && q.args[0] == "--by" {
+				o.By = q.args[1]
+			}
+			if err := stats.Run(context.Background(), o); err != nil {
+				t.Fatalf("stats: %v: %s", err, errs.String())
+			}
+			mt, err := q.mt(out.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, err := q.db(dbDoc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := agree(mt, db, q.slack)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n < 20 {
+				t.Errorf("only %d numbers compared", n)
+			}
+		})
 	}
 }

@@ -42,8 +42,13 @@ var recordFailures = []failureKind{
 	{record.ErrRateLimit, 429, "HTTP 429: {\"error\":{\"message\":\"too many requests\"}}", 0.2},
 	{record.ErrTimeout, 0, "Post \"http://127.0.0.1:8000/v1/chat/completions\": context deadline exceeded", 0.15},
 	{record.ErrConnect, 0, "Post \"http://127.0.0.1:8000/v1/chat/completions\": dial tcp 127.0.0.1:8000: connect: connection refused", 0.1},
-	{record.ErrStream, 200, "stream: unexpected EOF after 12 chunks", 0.1},
+	{record.ErrStream, 200, "stream: unexpected EOF after 12 chunks", 0.05},
+	{record.ErrContext, 400, "HTTP 400: {\"error\":{\"message\":\"This model's maximum context length is 32768 tokens\"}}", 0.05},
 }
+
+// retryFailRate is the probability that a retry fails too: failures come
+// in bursts (a restarting engine), so some requests fail for good.
+const retryFailRate = 0.4
 
 // benchClient is one simulated client: its clock and its conversation.
 type benchClient struct {
@@ -124,7 +129,11 @@ func genRecords(s recordSpec, emit func(*record.Record) error) error {
 		var ok bool
 		var latency int64
 		for attempt := 0; ; attempt++ {
-			fail := rng.Float64() < s.failRate
+			failRate := s.failRate
+			if attempt > 0 {
+				failRate = retryFailRate
+			}
+			fail := rng.Float64() < failRate
 			rec = record.Record{RunID: "20260102T030405Z-bench", Seq: seq, ConversationID: "conv" + strconv.Itoa(c.conv),
 				Turn: c.turn, Attempt: attempt, Client: c.id, Phase: phase, Model: "mtkit-sim", MaxTokens: maxTokens,
 				InputMessages: 2*c.turn + 2, ClientPromptTokens: prompt - prompt/20, ThinkPlannedNs: c.think}
