@@ -17,14 +17,21 @@
 //	          and 2,000 new conversations/s
 //	scale     max RSS and goroutines of mtrun with 10,000 concurrent
 //	          conversations of 20 turns with think time
-//	tools     mtgen, mtconvert, mtstats and tokenizer throughput
+//	tools     mtgen, mtconvert, mtstats and tokenizer throughput;
+//	          mtconvert beside vLLM's converter (vllmconv.go), and
+//	          mtstats beside DuckDB on the same realistic records
+//	          (records.go), at 2 cores and at 1, every number of both
+//	          answers checked to agree (duckdb.go; figures in the
+//	          "vs DuckDB" section of the report)
 //
 // Usage (scripts/bench.sh builds the binaries and runs it):
 //
 //	mtbench --bin DIR [--smoke] [--runs N] [--only capacity,fidelity,...] [--json FILE]
+//	        [--stats-records N] [--duckdb scripts/duckdb/duckdb.mjs] [--vllm-convert FILE]
 //
 // Exit status: 0 when every figure was measured and (unless --smoke) met
-// its target, 3 when a target was missed, 1 on an error.
+// its target, 3 when a target was missed, 1 on an error (mtstats and
+// DuckDB disagreeing is an error, in smoke mode too).
 package main
 
 import (
