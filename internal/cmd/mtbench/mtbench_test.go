@@ -412,3 +412,54 @@ func TestSQLAgreesWithStats(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordFilesSameRecords reads back the JSONL file and the Parquet
+// directory writeRecordFiles writes: both hold the generated records.
+func TestRecordFilesSameRecords(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	jsonl, parquet := filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "r.parquet")
+	spec := recordSpec{n: 2000, clients: 30, seed: 5}
+	if err := writeRecordFiles(jsonl, parquet, spec); err != nil {
+		t.Fatal(err)
+	}
+	lines := func(recs []*record.Record) []string {
+		out := make([]string, len(recs))
+		for i, r := range recs {
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i] = string(b)
+		}
+		return out
+	}
+	var want []*record.Record
+	for _, r := range genAll(t, spec) {
+		want = append(want, &r)
+	}
+	for _, path := range []string{jsonl, parquet} {
+		f := &record.Files{Paths: []string{path}}
+		var got []*record.Record
+		for f.Scan() {
+			if err := f.Err(); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			r := *f.Record()
+			r.ITLNs = slices.Clone(r.ITLNs)
+			got = append(got, &r)
+		}
+		if err := f.Err(); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		g, w := lines(got), lines(want)
+		if len(g) != len(w) {
+			t.Fatalf("%s: %d records, want %d", path, len(g), len(w))
+		}
+		for i := range g {
+			if g[i] != w[i] {
+				t.Fatalf("%s: record %d:\n got %s\nwant %s", path, i, g[i], w[i])
+			}
+		}
+	}
+}

@@ -77,8 +77,8 @@ func (h *clientHeap) Pop() any {
 }
 
 // genRecords calls emit with s.n records in the order mtrun would number
-// them (seq 0, 1, …). The record passed to emit is reused: emit must not
-// keep it.
+// them (seq 0, 1, …). Every record is new (encoders may keep its slices
+// until they flush).
 func genRecords(s recordSpec, emit func(*record.Record) error) error {
 	if s.clients <= 0 {
 		s.clients = 256
@@ -109,8 +109,7 @@ func genRecords(s recordSpec, emit func(*record.Record) error) error {
 	}
 	heap.Init(&h)
 	var (
-		rec  record.Record
-		itl  []int64
+		rec  *record.Record
 		seq  int64
 		reqs int // requests started (first attempts), for the warmup phase
 	)
@@ -134,7 +133,7 @@ func genRecords(s recordSpec, emit func(*record.Record) error) error {
 				failRate = retryFailRate
 			}
 			fail := rng.Float64() < failRate
-			rec = record.Record{RunID: "20260102T030405Z-bench", Seq: seq, ConversationID: "conv" + strconv.Itoa(c.conv),
+			rec = &record.Record{RunID: "20260102T030405Z-bench", Seq: seq, ConversationID: "conv" + strconv.Itoa(c.conv),
 				Turn: c.turn, Attempt: attempt, Client: c.id, Phase: phase, Model: "mtkit-sim", MaxTokens: maxTokens,
 				InputMessages: 2*c.turn + 2, ClientPromptTokens: prompt - prompt/20, ThinkPlannedNs: c.think}
 			rec.Scheduled = base.Add(time.Duration(scheduled))
@@ -156,7 +155,7 @@ func genRecords(s recordSpec, emit func(*record.Record) error) error {
 					latency = 60e9 + int64(rng.IntN(1e6))
 				}
 				if f.class == record.ErrStream {
-					itl = gaps(rng, itl[:0], 12, lognormal)
+					itl := gaps(rng, 12, lognormal)
 					rec.Chunks, rec.ITLNs = 13, itl
 					ft := rec.Start.Add(time.Duration(ttft))
 					rec.FirstToken, rec.TTFTNs = &ft, record.Ptr(ttft)
@@ -167,7 +166,7 @@ func genRecords(s recordSpec, emit func(*record.Record) error) error {
 				if rng.Float64() < 0.3 { // stopped before max_tokens
 					out = 1 + rng.Int64N(out)
 				}
-				itl = gaps(rng, itl[:0], int(out-1), lognormal)
+				itl := gaps(rng, int(out-1), lognormal)
 				decode := sum(itl)
 				latency = ttft + decode + int64(50e3+rng.IntN(300e3))
 				ft := rec.Start.Add(time.Duration(ttft))
@@ -187,7 +186,7 @@ func genRecords(s recordSpec, emit func(*record.Record) error) error {
 			rec.End = base.Add(time.Duration(end))
 			rec.LatencyNs, rec.IntendedLatencyNs = latency, end-scheduled
 			rec.Retried = !ok && attempt < s.retries && retryable(rec.ErrorClass)
-			if err := emit(&rec); err != nil {
+			if err := emit(rec); err != nil {
 				return err
 			}
 			seq++
@@ -236,10 +235,11 @@ func retryable(class string) bool {
 	return false
 }
 
-// gaps appends n inter-token gaps: a decode step of about 12 ms with
+// gaps returns n inter-token gaps: a decode step of about 12 ms with
 // jitter, and now and then a stall of a prefill batched in (5 to 20
 // steps).
-func gaps(rng *rand.Rand, dst []int64, n int, lognormal func(median, sigma float64) float64) []int64 {
+func gaps(rng *rand.Rand, n int, lognormal func(median, sigma float64) float64) []int64 {
+	dst := make([]int64, 0, n)
 	for range n {
 		g := lognormal(12e6, 0.15)
 		if rng.IntN(100) == 0 {
