@@ -31,10 +31,12 @@ mkdir -p "$out" "$tmp/bin"
 echo "bench.sh: building binaries" >&2
 go build -o "$tmp/bin/" ./cmd/... ./internal/cmd/mtbench
 
-tok=()
+extra=()
 if fx=$(bash scripts/fixtures.sh 2>/dev/null); then
   q=$(grep '/qwen3/tokenizer.json$' <<<"$fx" || true)
-  [[ -n $q ]] && tok=(--tokenizer-json "$q")
+  [[ -n $q ]] && extra=(--tokenizer-json "$q")
+  # The fixtures include DuckDB: the mtstats/DuckDB agreement check must run.
+  extra+=(--require-duckdb)
 else
   echo "bench.sh: scripts/fixtures.sh failed: tokenizer and DuckDB figures will be n/a" >&2
 fi
@@ -44,7 +46,7 @@ fi
 bash scripts/vllm/setup.sh >/dev/null || echo "bench.sh: scripts/vllm/setup.sh failed: vLLM converter figures will be n/a" >&2
 
 status=0
-"$tmp/bin/mtbench" --bin "$tmp/bin" --work "$tmp/work" --json "$out/mtbench.json" "${tok[@]}" "$@" || status=$?
+"$tmp/bin/mtbench" --bin "$tmp/bin" --work "$tmp/work" --json "$out/mtbench.json" "${extra[@]}" "$@" || status=$?
 if [[ $status != 0 && $status != 3 ]]; then
   exit "$status"
 fi

@@ -554,6 +554,9 @@ func (b *bench) toolDuckDB(ctx context.Context, dir, jsonl, parquet string, n in
 		return nil
 	}
 	if err := b.duckdbReady(ctx, dir); err != nil {
+		if b.requireDuckDB {
+			return fmt.Errorf("--require-duckdb: %w", err)
+		}
 		b.logf("DuckDB figures n/a: %v", err)
 		each(func(q statsQuestion, cores int, m measure) {
 			b.figs.na(sec, figName(q, cores, m.what+" mtstats/DuckDB"), "ratio", m.t, "DuckDB not installed (scripts/fixtures.sh)")

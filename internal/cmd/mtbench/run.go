@@ -32,6 +32,8 @@ type bench struct {
 	tokenizer string // tokenizer.json for the tools section ("" = none found)
 	// duckdbScript is scripts/duckdb/duckdb.mjs, run with node.
 	duckdbScript string
+	// requireDuckDB makes a DuckDB that cannot run an error, not n/a.
+	requireDuckDB bool
 	// vllmConvert is vLLM's convert_sharegpt_to_openai.py ("" = not there).
 	vllmConvert string
 	// statsRecords is the size of the mtstats input in a full run.
@@ -56,6 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	fs.StringVar(&b.work, "work", "", "scratch `DIR` for generated files (default: a new temporary directory, removed at the end)")
 	fs.StringVar(&b.tokenizer, "tokenizer-json", "", "Qwen `tokenizer.json` for the mtgen and tokenizer figures (scripts/fixtures.sh)")
 	fs.StringVar(&b.duckdbScript, "duckdb", "scripts/duckdb/duckdb.mjs", "`SCRIPT` that runs SQL in DuckDB (node; scripts/fixtures.sh installs DuckDB)")
+	fs.BoolVar(&b.requireDuckDB, "require-duckdb", false, "fail, instead of reporting n/a, when DuckDB cannot run (bench.sh sets it when scripts/fixtures.sh succeeded)")
 	fs.StringVar(&b.vllmConvert, "vllm-convert", defaultVLLMConvert(), "vLLM's convert_sharegpt_to_openai.py `FILE` (scripts/vllm/README.md), run with /usr/bin/python3")
 	fs.IntVar(&b.statsRecords, "stats-records", 2_000_000, "records in the mtstats input of a full run (the issue's figure is 10,000,000: about 8 GB of JSONL, several minutes to write)")
 	fs.StringVar(&only, "only", "", "comma-separated `SECTIONS` to run: "+strings.Join(sections, ","))
