@@ -68,7 +68,15 @@ const (
 // totals, cache hit rate and the describe table (count, mean, std, min,
 // quantiles, max) of every metric, quantiles on the integer columns
 // (quantile_cont interpolates as pandas does) converted at the end.
-func summarySQL(src string) string {
+func summarySQL(src string) string { return summarySQLOf(false)(src) }
+
+// summarySQLOf is summarySQL, without the ITL row when noITL (records of
+// requests that were not streamed have no gaps).
+func summarySQLOf(noITL bool) func(src string) string {
+	return func(src string) string { return buildSummarySQL(src, noITL) }
+}
+
+func buildSummarySQL(src string, noITL bool) string {
 	var agg, outer []string
 	col := func(alias, expr string) {
 		agg = append(agg, expr+" AS "+alias)
@@ -86,6 +94,9 @@ func summarySQL(src string) string {
 	col("s_cache_reported_requests", "count(*) FILTER (WHERE "+cache+")")
 	var lists []string
 	for i, m := range summaryMetrics {
+		if m.list && noITL {
+			continue
+		}
 		if m.list {
 			lists = append(lists, describeSQL(src, i))
 			continue
@@ -214,7 +225,14 @@ func flattenJSON(v any, path string, out map[string]float64) {
 
 // mtstatsSummary extracts from mtstats --format json the numbers that
 // summarySQL computes.
-func mtstatsSummary(doc []byte) (map[string]float64, error) {
+func mtstatsSummary(doc []byte) (map[string]float64, error) { return parseMtstatsSummary(doc, false) }
+
+// mtstatsSummaryOf is mtstatsSummary, without the ITL row when noITL.
+func mtstatsSummaryOf(noITL bool) func([]byte) (map[string]float64, error) {
+	return func(doc []byte) (map[string]float64, error) { return parseMtstatsSummary(doc, noITL) }
+}
+
+func parseMtstatsSummary(doc []byte, noITL bool) (map[string]float64, error) {
 	var v map[string]any
 	if err := json.Unmarshal(doc, &v); err != nil {
 		return nil, fmt.Errorf("mtstats JSON: %w", err)
@@ -227,6 +245,9 @@ func mtstatsSummary(doc []byte) (map[string]float64, error) {
 		out["summary."+k] = math.NaN()
 	}
 	for _, m := range summaryMetrics {
+		if m.list && noITL {
+			continue
+		}
 		stats := []string{"count", "mean", "std", "min", "max"}
 		for _, q := range summaryQuantiles {
 			stats = append(stats, q.name)
@@ -413,12 +434,14 @@ type statsQuestion struct {
 	slack  slack
 }
 
-// questions are the side-by-side questions on one record set.
-func statsQuestions(jsonl, parquet string) []statsQuestion {
+// statsQuestions are the side-by-side questions on one record set, as
+// JSONL, as Parquet, and as Parquet without ITL gaps.
+func statsQuestions(jsonl, parquet, noITL string) []statsQuestion {
 	pq := slack{"summary.runtime_sec": parquetTimeSlack}
 	return []statsQuestion{
 		{"default summary, Parquet", parquet, nil, summarySQL, mtstatsSummary, duckSummary, pq},
 		{"default summary, JSONL", jsonl, nil, summarySQL, mtstatsSummary, duckSummary, nil},
+		{"default summary, Parquet without ITL (not streamed)", noITL, nil, summarySQLOf(true), mtstatsSummaryOf(true), duckSummary, pq},
 		{"--by turn TTFT p50/p90/p99, Parquet", parquet, []string{"--by", "turn"}, byTurnSQL, mtstatsByTurn, duckByTurn, nil},
 		{"--by turn TTFT p50/p90/p99, JSONL", jsonl, []string{"--by", "turn"}, byTurnSQL, mtstatsByTurn, duckByTurn, nil},
 	}
@@ -518,9 +541,9 @@ func (b *bench) sideBySide(ctx context.Context, dir string, q statsQuestion, cor
 // targets.
 // rate, when not nil, gets the wall time of mtstats' 2-core runs of
 // each question; without DuckDB, mtstats runs alone to give it.
-func (b *bench) toolDuckDB(ctx context.Context, dir, jsonl, parquet string, n int, rate func(question string, wall time.Duration)) error {
+func (b *bench) toolDuckDB(ctx context.Context, dir string, files recordFiles, n int, rate func(question string, wall time.Duration)) error {
 	const sec = "vs DuckDB"
-	qs := statsQuestions(jsonl, parquet)
+	qs := statsQuestions(files.jsonl, files.parquet, files.noITL)
 	figName := func(q statsQuestion, cores int, what string) string {
 		c := "2 cores"
 		if cores == 1 {

@@ -374,11 +374,11 @@ func TestPatchVLLM(t *testing.T) {
 func TestSQLAgreesWithStats(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	jsonl, parquet := filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "r.parquet")
-	if err := writeRecordFiles(jsonl, parquet, recordSpec{n: 1500, clients: 40, seed: 3}); err != nil {
+	files := recordFiles{filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "r.parquet"), filepath.Join(dir, "n.parquet")}
+	if err := writeRecordFiles(files, recordSpec{n: 1500, clients: 40, seed: 3}); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range statsQuestions(jsonl, parquet) {
+	for _, q := range statsQuestions(files.jsonl, files.parquet, files.noITL) {
 		t.Run(q.name, func(t *testing.T) {
 			t.Parallel()
 			rows := duckdbtest.Query(t, q.sql(duckSource(q.input)))
@@ -418,9 +418,9 @@ func TestSQLAgreesWithStats(t *testing.T) {
 func TestRecordFilesSameRecords(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	jsonl, parquet := filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "r.parquet")
+	files := recordFiles{filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "r.parquet"), filepath.Join(dir, "n.parquet")}
 	spec := recordSpec{n: 2000, clients: 30, seed: 5}
-	if err := writeRecordFiles(jsonl, parquet, spec); err != nil {
+	if err := writeRecordFiles(files, spec); err != nil {
 		t.Fatal(err)
 	}
 	lines := func(recs []*record.Record) []string {
@@ -438,7 +438,12 @@ func TestRecordFilesSameRecords(t *testing.T) {
 	for _, r := range genAll(t, spec) {
 		want = append(want, &r)
 	}
-	for _, path := range []string{jsonl, parquet} {
+	for _, path := range []string{files.jsonl, files.parquet, files.noITL} {
+		if path == files.noITL {
+			for _, r := range want {
+				r.ITLNs = nil
+			}
+		}
 		f := &record.Files{Paths: []string{path}}
 		var got []*record.Record
 		for f.Scan() {

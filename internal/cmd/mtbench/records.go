@@ -258,31 +258,49 @@ func sum(xs []int64) int64 {
 	return s
 }
 
-// writeRecordFiles writes the same generated records to a JSONL file and
-// to a Parquet directory of part files, both through record.Create as
-// mtrun --records writes them ("" skips a format).
-func writeRecordFiles(jsonl, parquet string, s recordSpec) error {
-	var encs []record.Encoder
-	for _, p := range []string{jsonl, parquet} {
-		if p == "" {
+// recordFiles are the files writeRecordFiles writes ("" = skipped).
+type recordFiles struct {
+	jsonl   string // JSONL
+	parquet string // a directory of Parquet parts
+	noITL   string // Parquet parts of the same records without ITL gaps
+}
+
+// writeRecordFiles writes the same generated records to each of files,
+// through record.Create as mtrun --records writes them.
+func writeRecordFiles(files recordFiles, s recordSpec) error {
+	type out struct {
+		enc   record.Encoder
+		noITL bool
+	}
+	var outs []out
+	for _, f := range []struct {
+		path  string
+		noITL bool
+	}{{files.jsonl, false}, {files.parquet, false}, {files.noITL, true}} {
+		if f.path == "" {
 			continue
 		}
-		e, err := record.Create(p, nil)
+		e, err := record.Create(f.path, nil)
 		if err != nil {
 			return err
 		}
-		encs = append(encs, e)
+		outs = append(outs, out{e, f.noITL})
 	}
 	err := genRecords(s, func(r *record.Record) error {
-		for _, e := range encs {
-			if err := e.Encode(r); err != nil {
+		for _, o := range outs {
+			if o.noITL {
+				c := *r
+				c.ITLNs = nil
+				r = &c
+			}
+			if err := o.enc.Encode(r); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	for _, e := range encs {
-		if cerr := e.Close(); cerr != nil && err == nil {
+	for _, o := range outs {
+		if cerr := o.enc.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}

@@ -234,25 +234,28 @@ func (b *bench) toolMtstats(ctx context.Context, dir string) error {
 		for _, f := range formats {
 			b.figs.na(sec, f.name, "records/s", f.t, "tool missing")
 		}
-		return b.toolDuckDB(ctx, dir, "", "", 0, nil)
+		return b.toolDuckDB(ctx, dir, recordFiles{}, 0, nil)
 	}
 	n := pick(b, 20_000, b.statsRecords)
-	jsonl, parquet := filepath.Join(dir, "records.jsonl"), filepath.Join(dir, "records.parquet")
+	files := recordFiles{filepath.Join(dir, "records.jsonl"), filepath.Join(dir, "records.parquet"), filepath.Join(dir, "records-no-itl.parquet")}
+	jsonl, parquet := files.jsonl, files.parquet
 	t0 := time.Now()
-	if err := writeRecordFiles(jsonl, parquet, recordSpec{n: n, seed: 1}); err != nil {
-		return err
-	}
+	err := writeRecordFiles(files, recordSpec{n: n, seed: 1})
+	defer os.RemoveAll(files.noITL)
 	defer os.RemoveAll(parquet)
 	defer os.Remove(jsonl)
+	if err != nil {
+		return err
+	}
 	sizes := map[string]float64{}
-	for _, p := range []string{jsonl, parquet} {
+	for _, p := range []string{jsonl, parquet, files.noITL} {
 		sz, err := diskSize(p)
 		if err != nil {
 			return err
 		}
 		sizes[p] = float64(sz) / 1e6
 	}
-	b.logf("wrote %d records to %s (%.0f MB) and %s (%.0f MB) in %v", n, jsonl, sizes[jsonl], parquet, sizes[parquet], time.Since(t0).Round(time.Millisecond))
+	b.logf("wrote %d records to %s (%.0f MB), %s (%.0f MB) and %s (%.0f MB) in %v", n, jsonl, sizes[jsonl], parquet, sizes[parquet], files.noITL, sizes[files.noITL], time.Since(t0).Round(time.Millisecond))
 	rate := func(question string, wall time.Duration) {
 		for _, f := range formats {
 			if f.question == question {
@@ -267,7 +270,7 @@ func (b *bench) toolMtstats(ctx context.Context, dir string) error {
 		}
 		b.figs.note(sec, f.name, fmt.Sprintf("%s realistic records (%.0f MB; warmup, retries, ~3 %% failed attempts, one ITL gap per output token), mtstats --format json, the 2-core runs of the DuckDB side by side", thousands(int64(n)), sizes[path]))
 	}
-	return b.toolDuckDB(ctx, dir, jsonl, parquet, n, rate)
+	return b.toolDuckDB(ctx, dir, files, n, rate)
 }
 
 // diskSize is the size of a file, or of the files of a directory.
