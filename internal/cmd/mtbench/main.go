@@ -43,6 +43,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == measureArg {
+		os.Exit(measureChild(os.Args[2:]))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	code, err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

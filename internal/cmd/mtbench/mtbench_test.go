@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -466,5 +468,58 @@ func TestRecordFilesSameRecords(t *testing.T) {
 				t.Fatalf("%s: record %d:\n got %s\nwant %s", path, i, g[i], w[i])
 			}
 		}
+	}
+}
+
+// TestMain lets the test binary act as runProc's launcher, as mtbench
+// does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == measureArg {
+		os.Exit(measureChild(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// TestRunProcOwnRSS: a child's max RSS is its own, not this process's
+// (a child started directly by a Go process holding 300 MB reports 300 MB).
+func TestRunProcOwnRSS(t *testing.T) {
+	hold := make([]byte, 200<<20)
+	for i := 0; i < len(hold); i += 4096 {
+		hold[i] = 1
+	}
+	p, err := runProc(context.Background(), "/bin/true", nil, runOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.MaxRSS > 60<<20 {
+		t.Errorf("/bin/true: max RSS %d MB while the parent holds %d MB", p.MaxRSS>>20, len(hold)>>20)
+	}
+	if p.Wall <= 0 || p.ExitCode != 0 {
+		t.Errorf("wall %v exit %d", p.Wall, p.ExitCode)
+	}
+}
+
+func TestRunProcExitAndSignal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	p, err := runProc(context.Background(), "/bin/sh", []string{"-c", "echo hi; echo oops >&2; exit 3"}, runOpts{stdout: out})
+	if err == nil || p == nil || p.ExitCode != 3 || !strings.Contains(err.Error(), "oops") {
+		t.Fatalf("exit 3: proc %+v, error %v", p, err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "hi\n" {
+		t.Errorf("stdout %q", b)
+	}
+	started := make(chan struct{})
+	p, err = runProc(context.Background(), "/bin/sleep", []string{"30"}, runOpts{during: func(pr *os.Process) {
+		close(started)
+		pr.Signal(syscall.SIGTERM)
+	}})
+	<-started
+	if err != nil || !p.Signalled || p.Wall > 20*time.Second {
+		t.Errorf("signalled child: proc %+v, error %v", p, err)
+	}
+	if _, err := runProc(context.Background(), filepath.Join(dir, "missing"), nil, runOpts{}); err == nil {
+		t.Error("a missing binary gave no error")
 	}
 }
