@@ -13,26 +13,20 @@ import (
 	"testing"
 )
 
-// FixturesDir is the directory scripts/fixtures.sh fills: $MTKIT_FIXTURES,
-// else ${MTKIT_CACHE:-$HOME/.cache/mtkit}/fixtures.
-func FixturesDir() string {
-	if dir := os.Getenv("MTKIT_FIXTURES"); dir != "" {
-		return dir
-	}
-	cache := os.Getenv("MTKIT_CACHE")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache", "mtkit")
-	}
-	return filepath.Join(cache, "fixtures")
-}
-
 // Query runs sql through scripts/duckdb/duckdb.mjs and returns the rows
 // of its last statement. Without node or the DuckDB fixture (see
 // scripts/fixtures.sh) it skips, or fails when MTKIT_REQUIRE_FIXTURES=1.
 func Query(t testing.TB, sql string) []map[string]any {
 	t.Helper()
-	fixtures := FixturesDir()
+	fixtures := os.Getenv("MTKIT_FIXTURES")
+	if fixtures == "" {
+		cache := os.Getenv("MTKIT_CACHE")
+		if cache == "" {
+			home, _ := os.UserHomeDir()
+			cache = filepath.Join(home, ".cache", "mtkit")
+		}
+		fixtures = filepath.Join(cache, "fixtures")
+	}
 	node, err := exec.LookPath("node")
 	if _, serr := os.Stat(filepath.Join(fixtures, "node_modules", "@duckdb", "node-api")); err != nil || serr != nil {
 		msg := "DuckDB (node and @duckdb/node-api) missing: run scripts/fixtures.sh (or set MTKIT_FIXTURES)"

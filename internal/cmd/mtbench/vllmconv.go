@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mtkit/mtkit/internal/duckdbtest"
+	"github.com/mtkit/mtkit/internal/clitest"
 )
 
 // vllmPython runs vLLM's converter: Debian's interpreter, with the
@@ -52,7 +52,7 @@ func patchVLLM(src string) (string, error) {
 // converter: $MTKIT_FIXTURES/vllm, else
 // ${MTKIT_CACHE:-$HOME/.cache/mtkit}/fixtures/vllm.
 func defaultVLLMConvert() string {
-	return filepath.Join(duckdbtest.FixturesDir(), "vllm", "convert_sharegpt_to_openai.py")
+	return filepath.Join(clitest.FixturesDir(), "vllm", "convert_sharegpt_to_openai.py")
 }
 
 // vllmReady returns the path of the patched converter in dir, or why it
