@@ -23,8 +23,9 @@
 //     timestamps (conv.Message.TimestampMs), scaled.
 //   - UserGap: user-centric fixed gaps (AIPerf's and LMCache's model):
 //     each of N users sends a turn every gap, staggered.
-//   - Staged: several levels of clients or of a rate one after another
-//     in one run, without draining between them (mtrun --stages).
+//   - Staged: several levels of clients, of user-centric users or of a
+//     rate one after another in one run, without draining between them
+//     (mtrun --stages).
 package schedule
 
 import (
@@ -63,13 +64,16 @@ type Arrivals interface {
 
 // Turn is what a schedule knows about a turn about to be sent.
 type Turn struct {
-	User     int           // lane (closed lanes) or session index (arrivals)
-	Session  int           // global index of the session
-	Index    int           // turn index within the session, from 0
-	LaneTurn int           // turns the lane sent before this one
-	Start    time.Duration // the session's start offset
-	PrevEnd  time.Duration // end of the session's previous turn (Index > 0)
-	Think    time.Duration // think time drawn for this turn (Index > 0)
+	User     int // lane (closed lanes) or session index (arrivals)
+	Session  int // global index of the session
+	Index    int // turn index within the session, from 0
+	LaneTurn int // turns the lane sent before this one
+	// Prev is the intended send time of the lane's previous turn, of
+	// whichever session (closed lanes, LaneTurn > 0).
+	Prev    time.Duration
+	Start   time.Duration // the session's start offset
+	PrevEnd time.Duration // end of the session's previous turn (Index > 0)
+	Think   time.Duration // think time drawn for this turn (Index > 0)
 	// Trace is the turn's own timestamp in the input (conv.Message
 	// TimestampMs, relative to the trace's first request); HasTrace is
 	// false when the input has none.

@@ -19,21 +19,35 @@ type Level struct {
 // draining between them: sessions in flight at a stage boundary go on to
 // their end, and new sessions start at the new level.
 //
-// With closed lanes (Rate false) a level is a number of clients: there
-// are as many lanes as the highest level, and lane u takes new sessions
-// only while u is below the current stage's level; a lane above it
-// finishes the sessions it has and then waits for a stage that needs it.
+// With closed lanes (Rate false) a level is a number of lanes: there are
+// as many lanes as the highest level, and lane u takes new sessions only
+// while u is below the current stage's level; a lane above it finishes
+// the session it has and then waits for a stage that needs it. Without
+// Gap a lane is a closed-loop client: a later turn is ready its think
+// time after the previous answer. With Gap a lane is a user-centric user
+// (UserGap): in a stage of N users starting at T, user u sends at
+// T + u·Gap/N + k·Gap (see TurnAt).
+//
 // With Rate, a level is new sessions a second and arrivals follow each
 // stage's rate from the stage's start (constant spacing, or Poisson
 // drawn from Seed), so the arrival times are a function of the seed and
-// the levels alone. Later turns are ready their think time after the
-// previous answer in both.
+// the levels alone; later turns are ready their think time after the
+// previous answer.
 //
 // A turn belongs to the stage its intended send time falls in (StageAt),
 // numbered from First (1 when 0); after the last stage it belongs to the
 // last. The schedule ends at End: no session starts after it.
+//
+// Every time is a function of the levels, the seed and a lane's global
+// index, so a run split over processes (package segment) keeps the
+// whole run's stages: a process running some of the lanes runs, in each
+// stage, those of its lanes below the level, and one firing some of the
+// arrivals fires them at their global times.
 type Staged struct {
-	Rate    bool
+	Rate bool
+	// Gap, above 0 with closed lanes, makes the levels user-centric
+	// users, each sending a turn every Gap.
+	Gap     time.Duration
 	Levels  []Level
 	Poisson bool
 	Seed    uint64
@@ -72,8 +86,46 @@ func (s Staged) Users() int {
 // Active implements Schedule: a lane works on one session at a time.
 func (Staged) Active(int) int { return 1 }
 
-// TurnAt implements Schedule.
-func (Staged) TurnAt(t Turn) time.Duration { return afterThink(t) }
+// TurnAt implements Schedule: after the think time for clients and
+// rates, the lane's slot for users (Gap > 0).
+//
+// A user's first turn is at its first slot; a later one at its first
+// slot at least Gap after its previous turn, so a user never sends
+// faster than its gap and, at a boundary, moves to the new stage's
+// stagger within two gaps (a stage's warmup should cover them). A user
+// above the current level goes on with the session it has, one turn
+// every Gap after its previous one, and the first turn of a new session
+// waits for the next stage that needs the user.
+func (s Staged) TurnAt(t Turn) time.Duration {
+	if s.Rate || s.Gap <= 0 {
+		return afterThink(t)
+	}
+	var earliest time.Duration
+	if t.LaneTurn > 0 {
+		earliest = t.Prev + s.Gap
+	}
+	var start time.Duration
+	for i, l := range s.Levels {
+		end, last := start+l.Duration, i == len(s.Levels)-1
+		switch {
+		case earliest >= end && !last:
+		case float64(t.User) < l.Level:
+			// The lane's grid in this stage: phase + k·Gap.
+			phase := start + time.Duration(t.User)*s.Gap/time.Duration(l.Level)
+			slot := phase
+			if from := max(earliest, start); from > phase {
+				slot += (from - phase + s.Gap - 1) / s.Gap * s.Gap
+			}
+			if slot < end || last {
+				return slot
+			}
+		case t.Index > 0:
+			return earliest // the session in progress carries over
+		}
+		start = end
+	}
+	return max(earliest, s.End())
+}
 
 // End implements Stager.
 func (s Staged) End() time.Duration {
@@ -167,15 +219,18 @@ func (a *stagedArrivals) Next(Turn) (time.Duration, bool) {
 
 // checkStaged reports the first invalid level of s.
 func checkStaged(s Staged) error {
-	if len(s.Levels) == 0 {
+	switch {
+	case len(s.Levels) == 0:
 		return fmt.Errorf("stages: none given")
+	case s.Gap < 0 || s.Rate && s.Gap > 0:
+		return fmt.Errorf("stages: gap %s; want a gap above 0 for users stages only", s.Gap)
 	}
 	for i, l := range s.Levels {
 		switch {
 		case !(l.Level > 0) || math.IsInf(l.Level, 0):
 			return fmt.Errorf("stage %d: level %g; want a number above 0", i+1, l.Level)
 		case !s.Rate && l.Level != math.Trunc(l.Level):
-			return fmt.Errorf("stage %d: %g clients; want a whole number", i+1, l.Level)
+			return fmt.Errorf("stage %d: %g %s; want a whole number", i+1, l.Level, s.kind())
 		case l.Duration <= 0:
 			return fmt.Errorf("stage %d: duration %s; want a duration above 0", i+1, l.Duration)
 		case l.Warmup < 0 || l.Warmup >= l.Duration:
@@ -183,4 +238,15 @@ func checkStaged(s Staged) error {
 		}
 	}
 	return nil
+}
+
+// kind names what the levels count.
+func (s Staged) kind() string {
+	switch {
+	case s.Rate:
+		return "sessions a second"
+	case s.Gap > 0:
+		return "users"
+	}
+	return "clients"
 }

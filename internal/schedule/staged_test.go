@@ -145,9 +145,117 @@ func TestCheckStaged(t *testing.T) {
 		{"no duration", Staged{Levels: []Level{{Level: 1}}}, false},
 		{"warmup is the whole stage", Staged{Levels: []Level{{Level: 1, Duration: sec, Warmup: sec}}}, false},
 		{"negative warmup", Staged{Levels: []Level{{Level: 1, Duration: sec, Warmup: -1}}}, false},
+		{"users", Staged{Gap: sec, Levels: []Level{{Level: 2, Duration: sec}}}, true},
+		{"fractional users", Staged{Gap: sec, Levels: []Level{{Level: 2.5, Duration: sec}}}, false},
+		{"rate with a gap", Staged{Rate: true, Gap: sec, Levels: []Level{{Level: 2, Duration: sec}}}, false},
+		{"negative gap", Staged{Gap: -1, Levels: []Level{{Level: 2, Duration: sec}}}, false},
 	} {
 		if err := Check(tc.s); (err == nil) != tc.ok {
 			t.Errorf("%s: Check = %v, want ok %v", tc.name, err, tc.ok)
 		}
+	}
+}
+
+// TestStagedUsersTurnAt checks the slots of user-centric stages: a
+// stage of N users starting at T gives user u the slots T + u·Gap/N +
+// k·Gap; a later turn takes the first slot at least Gap after the
+// user's previous one; a user above the level goes on with its session
+// at its own pace and starts no new session until a stage needs it.
+func TestStagedUsersTurnAt(t *testing.T) {
+	ramp := Staged{Gap: 200 * ms, Levels: []Level{{Level: 2, Duration: sec}, {Level: 4, Duration: sec}, {Level: 1, Duration: sec}}}
+	dip := Staged{Gap: 200 * ms, Levels: []Level{{Level: 2, Duration: sec}, {Level: 1, Duration: sec}, {Level: 2, Duration: sec}}}
+	for _, tc := range []struct {
+		name string
+		s    Staged
+		turn Turn
+		want time.Duration
+	}{
+		{"user 0's first turn", ramp, Turn{User: 0}, 0},
+		{"user 1's first turn: staggered", ramp, Turn{User: 1}, 100 * ms},
+		{"user 1 within a stage: every gap", ramp, Turn{User: 1, LaneTurn: 3, Index: 1, Prev: 500 * ms}, 700 * ms},
+		{"user 1 after a new session: still every gap", ramp, Turn{User: 1, LaneTurn: 3, Index: 0, Prev: 500 * ms}, 700 * ms},
+		{"user 0 at the boundary: the new stagger", ramp, Turn{User: 0, LaneTurn: 5, Index: 2, Prev: 800 * ms}, sec},
+		{"user 1 at the boundary: never faster than the gap", ramp, Turn{User: 1, LaneTurn: 5, Index: 1, Prev: 900 * ms}, 1250 * ms},
+		{"user 2 starts with stage 2", ramp, Turn{User: 2}, 1100 * ms},
+		{"user 3 starts with stage 2", ramp, Turn{User: 3}, 1150 * ms},
+		{"user 1 above the level: its session carries over", ramp, Turn{User: 1, LaneTurn: 9, Index: 2, Prev: 1850 * ms}, 2050 * ms},
+		{"user 1 above the level: no new session", ramp, Turn{User: 1, LaneTurn: 9, Index: 0, Prev: 1850 * ms}, 3 * sec},
+		{"user 0 in the last stage", ramp, Turn{User: 0, LaneTurn: 9, Index: 1, Prev: 2 * sec}, 2200 * ms},
+		{"user 1 back in stage 3", dip, Turn{User: 1, LaneTurn: 5, Index: 0, Prev: 900 * ms}, 2100 * ms},
+		{"user 1 carries over into stage 2", dip, Turn{User: 1, LaneTurn: 5, Index: 3, Prev: 900 * ms}, 1100 * ms},
+		{"user 1 carries over into stage 3", dip, Turn{User: 1, LaneTurn: 6, Index: 4, Prev: 1900 * ms}, 2100 * ms},
+	} {
+		if got := tc.s.TurnAt(tc.turn); got != tc.want {
+			t.Errorf("%s: TurnAt(%+v) = %v, want %v", tc.name, tc.turn, got, tc.want)
+		}
+	}
+}
+
+// userSlots plays the lanes of a users stage schedule with instant
+// answers and sessions of turns turns each: lane u takes a new session
+// only when Open says so, as the runner does. It returns every turn's
+// intended time, by lane.
+func userSlots(s Staged, lanes []int, turns int) map[int][]time.Duration {
+	out := map[int][]time.Duration{}
+	for _, u := range lanes {
+		var prev time.Duration
+		sent, index := 0, 0
+		for {
+			if index == 0 {
+				at := time.Duration(0)
+				if sent > 0 {
+					at = prev
+				}
+				if _, ok := s.Open(u, at); !ok {
+					break
+				}
+			}
+			at := s.TurnAt(Turn{User: u, Index: index, LaneTurn: sent, Prev: prev})
+			if at >= s.End() {
+				break
+			}
+			out[u] = append(out[u], at)
+			prev, sent, index = at, sent+1, (index+1)%turns
+		}
+	}
+	return out
+}
+
+// TestStagedUsersLoad checks the load of users stages: after the first
+// three gaps of a stage (the move to its stagger takes at most two; the
+// sessions of users above a lower level end within their three turns
+// left), every gap of it holds exactly one turn per user of the level,
+// and no user sends two turns less than a gap apart.
+func TestStagedUsersLoad(t *testing.T) {
+	s := Staged{Gap: 100 * ms, Levels: []Level{{Level: 3, Duration: sec}, {Level: 8, Duration: 2 * sec}, {Level: 2, Duration: sec}}}
+	lanes := make([]int, s.Users())
+	for i := range lanes {
+		lanes[i] = i
+	}
+	const turns = 4
+	slots := userSlots(s, lanes, turns)
+	var all []time.Duration
+	for u, at := range slots {
+		for i := 1; i < len(at); i++ {
+			if at[i]-at[i-1] < s.Gap {
+				t.Errorf("user %d: turns at %v and %v, less than the gap apart", u, at[i-1], at[i])
+			}
+		}
+		all = append(all, at...)
+	}
+	var start time.Duration
+	for k, l := range s.Levels {
+		for w := start + (turns-1)*s.Gap; w+s.Gap <= start+l.Duration; w += s.Gap {
+			n := 0
+			for _, at := range all {
+				if at >= w && at < w+s.Gap {
+					n++
+				}
+			}
+			if n != int(l.Level) {
+				t.Errorf("stage %d: %d turns in [%v, %v), want %g", k+1, n, w, w+s.Gap, l.Level)
+			}
+		}
+		start += l.Duration
 	}
 }
