@@ -126,6 +126,13 @@ type Options struct {
 	// split over processes (segment.Filter.Runs). The others are read and
 	// scheduled, so every arrival keeps its global time, but not sent.
 	Owns func(session int) bool
+	// Lanes, when set, are the global indexes of the closed lanes this
+	// process runs (a run split over processes: segment.Segment.Lanes);
+	// nil runs every lane of the schedule. The schedule is the whole
+	// run's: a lane's global index is what it sees (a lane's share of
+	// sessions, its user-centric stagger, a stage's level) and what the
+	// records' client field carries.
+	Lanes []int
 	// Segment, Segments and Host are recorded on every record of a split
 	// run (record.Record.Segment).
 	Segment, Segments int

@@ -30,11 +30,12 @@ func (o *Options) schedule() schedule.Schedule {
 }
 
 // turn describes the session's current turn (prepared) to the schedule;
-// laneTurn is the number of turns its lane sent before.
-func (r *runner) turn(s *session, laneTurn int) schedule.Turn {
+// laneTurn is the number of turns its lane sent before, prev the
+// intended time of the last of them.
+func (r *runner) turn(s *session, laneTurn int, prev time.Duration) schedule.Turn {
 	p := &s.plan
 	t := schedule.Turn{
-		User: s.client, Session: p.index, Index: s.turn, LaneTurn: laneTurn,
+		User: s.client, Session: p.index, Index: s.turn, LaneTurn: laneTurn, Prev: prev,
 		Start: p.start, PrevEnd: p.start,
 	}
 	if ts := s.cur.user.TimestampMs; ts != nil {
@@ -57,8 +58,8 @@ func (r *runner) turn(s *session, laneTurn int) schedule.Turn {
 
 // plan sets when the session's current turn may be sent (s.ready) and
 // the think time that leaves after the previous answer (s.think).
-func (r *runner) plan(s *session, laneTurn int) {
-	s.ready = r.anchor.Add(r.sched.TurnAt(r.turn(s, laneTurn)))
+func (r *runner) plan(s *session, laneTurn int, prev time.Duration) {
+	s.ready = r.anchor.Add(r.sched.TurnAt(r.turn(s, laneTurn, prev)))
 	s.think = 0
 	if !s.lastEnd.IsZero() {
 		s.think = max(s.ready.Sub(s.lastEnd), 0)

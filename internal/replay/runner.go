@@ -93,8 +93,9 @@ func Run(stop, abort context.Context, opts Options, in source.Source, sink Sink)
 	red := NewRedactor(&o)
 	sink.Records, sink.Log, sink.Progress = red.Encoder(sink.Records), red.Writer(sink.Log), red.Writer(sink.Progress)
 	sched := o.schedule()
-	concurrency := sched.Users()
-	if concurrency == 0 {
+	lanes := o.lanes(sched)
+	concurrency := len(lanes)
+	if sched.Users() == 0 {
 		concurrency = max(o.MaxInFlight, 64)
 	}
 	abort, cancelAbort := context.WithCancel(abort)
@@ -117,7 +118,9 @@ func Run(stop, abort context.Context, opts Options, in source.Source, sink Sink)
 	r.seq = o.FirstSeq
 	r.w = newWriter(sink, r.writeFailed)
 	if o.Duration > 0 {
-		t := time.AfterFunc(o.Duration, cancelStop)
+		// From the schedule's start, so that processes sharing a Start
+		// (split runs, staged ones) end together.
+		t := time.AfterFunc(time.Until(r.anchor.Add(o.Duration)), cancelStop)
 		defer t.Stop()
 	}
 	if sink.Progress != nil {
@@ -125,8 +128,8 @@ func Run(stop, abort context.Context, opts Options, in source.Source, sink Sink)
 		defer func() { close(done); <-exited }() // the last line ends before Run returns
 		go func() { defer close(exited); r.progress(done) }()
 	}
-	if n := sched.Users(); n > 0 {
-		r.lanes(n)
+	if sched.Users() > 0 {
+		r.lanes(lanes)
 	} else {
 		r.arrivals(sched.Arrivals())
 	}
@@ -328,6 +331,17 @@ func (r *runner) reserve() (int64, bool) {
 	return n, true
 }
 
+// due waits for the intended time of the session's next turn; false if
+// the run stopped first or the turn falls at or after the end of the
+// run's Duration (the end of a staged run's last stage), which the stop
+// timer and the turn's own timer would otherwise race for.
+func (r *runner) due(s *session) bool {
+	if r.o.Duration > 0 && !s.ready.Before(r.anchor.Add(r.o.Duration)) {
+		return false
+	}
+	return sleepUntil(r.stop, s.ready)
+}
+
 // sleepUntil waits for t; false if ctx ended first.
 func sleepUntil(ctx context.Context, t time.Time) bool {
 	if ctx.Err() != nil {
@@ -347,12 +361,32 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	}
 }
 
-// lanes runs n closed lanes (users), each keeping the schedule's number
-// of sessions in progress and alternating between them, one request in
-// flight per lane.
-func (r *runner) lanes(n int) {
+// lanes returns the global indexes of the closed lanes this process
+// runs: Options.Lanes below the schedule's Users(), or all of them.
+func (o *Options) lanes(sched schedule.Schedule) []int {
+	n := sched.Users()
+	if o.Lanes == nil {
+		out := make([]int, n)
+		for l := range out {
+			out[l] = l
+		}
+		return out
+	}
+	var out []int
+	for _, l := range o.Lanes {
+		if l >= 0 && l < n {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// lanes runs the closed lanes (users) of the given global indexes, each
+// keeping the schedule's number of sessions in progress and alternating
+// between them, one request in flight per lane.
+func (r *runner) lanes(lanes []int) {
 	var wg sync.WaitGroup
-	for c := range n {
+	for _, c := range lanes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -362,10 +396,11 @@ func (r *runner) lanes(n int) {
 	wg.Wait()
 }
 
-// lane is one closed-loop user.
+// lane is one closed-loop user, of global index id.
 func (r *runner) lane(id, quota int) {
 	var active []*session
 	rr, sent := 0, 0
+	var prev time.Duration // intended time of the lane's last turn
 	defer func() {
 		for _, s := range active {
 			r.finish(s)
@@ -382,7 +417,7 @@ func (r *runner) lane(id, quota int) {
 			}
 			r.begin(s, id, time.Since(r.anchor))
 			if r.prepare(s) {
-				r.plan(s, sent)
+				r.plan(s, sent, prev)
 				active = append(active, s)
 			} else {
 				r.finish(s)
@@ -396,13 +431,14 @@ func (r *runner) lane(id, quota int) {
 		}
 		i := r.pick(active, &rr)
 		s := active[i]
-		if !sleepUntil(r.stop, s.ready) {
+		if !r.due(s) {
 			return
 		}
+		prev = s.ready.Sub(r.anchor)
 		r.runTurn(s)
 		sent++
 		if r.prepare(s) {
-			r.plan(s, sent)
+			r.plan(s, sent, prev)
 		} else {
 			r.finish(s)
 			active = append(active[:i], active[i+1:]...)
@@ -489,7 +525,7 @@ func (r *runner) arrivals(arr schedule.Arrivals) {
 		hasTurn := r.prepare(s)
 		first := schedule.Turn{User: s.plan.index, Session: s.plan.index}
 		if hasTurn {
-			first = r.turn(s, 0)
+			first = r.turn(s, 0, 0)
 		}
 		at, ok := arr.Next(first)
 		if ok && !r.owns(s) {
@@ -515,8 +551,8 @@ func (r *runner) arrivals(arr schedule.Arrivals) {
 				defer func() { <-sem }()
 			}
 			for ok := hasTurn; ok; ok = r.prepare(s) {
-				r.plan(s, 0)
-				if !sleepUntil(r.stop, s.ready) {
+				r.plan(s, 0, 0)
+				if !r.due(s) {
 					break
 				}
 				r.runTurn(s)

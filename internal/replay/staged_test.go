@@ -83,3 +83,46 @@ func TestStagedRate(t *testing.T) {
 		t.Errorf("sessions per stage %v, want 6 in stage 1 and 12 in stage 2", perStage)
 	}
 }
+
+// TestStagedUsers replays two stages of user-centric users, one user then
+// three, a turn every 60 ms: every turn is at its user's slot of the
+// stage it falls in (the stage's start + u·gap/N + k·gap), stamped with
+// that stage, and every slot is used (but those of the last 250 ms: on a
+// loaded machine an answer may last until the run's end).
+func TestStagedUsers(t *testing.T) {
+	t.Parallel()
+	fs := newFakeServer(t, nil)
+	const gap, tolerance = 60 * time.Millisecond, 250 * time.Millisecond
+	sched := schedule.Staged{Gap: gap, Levels: []schedule.Level{
+		{Level: 1, Duration: 300 * time.Millisecond},
+		{Level: 3, Duration: 400 * time.Millisecond},
+	}}
+	type slot struct {
+		stage, user int
+		at          time.Duration
+	}
+	want := map[slot]bool{}
+	var stageStart time.Duration
+	for k, l := range sched.Levels {
+		for u := range int(l.Level) {
+			for at := stageStart + time.Duration(u)*gap/time.Duration(l.Level); at < stageStart+l.Duration; at += gap {
+				want[slot{k + 1, u, at}] = true
+			}
+		}
+		stageStart += l.Duration
+	}
+	start := time.Now().Add(50 * time.Millisecond)
+	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: sched, Loop: true, Start: start}, simpleConvs(4, 3))
+	for _, r := range res.final() {
+		s := slot{r.Stage, r.Client, r.Scheduled.Sub(start)}
+		if !want[s] {
+			t.Errorf("record %d: user %d at +%v in stage %d: not a slot of the schedule", r.Seq, s.user, s.at, s.stage)
+		}
+		delete(want, s)
+	}
+	for s := range want {
+		if s.at < sched.End()-tolerance {
+			t.Errorf("no turn of user %d at +%v in stage %d", s.user, s.at, s.stage)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package replay
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/schedule"
+)
+
+// TestLanesGlobal runs some of a schedule's lanes (Options.Lanes, as a
+// segment of a split run does): only those lanes send, the records'
+// client is the lane's global index, and a user-centric lane keeps the
+// whole run's stagger (user u at u·gap/N + k·gap with N the whole run's
+// users).
+func TestLanesGlobal(t *testing.T) {
+	t.Parallel()
+	const gap = 40 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		sched schedule.Schedule
+		lanes []int
+		want  []int
+	}{
+		{"users", schedule.UserGap{N: 4, Gap: gap}, []int{1, 3}, []int{1, 3}},
+		{"closed", schedule.Closed{Clients: 5, Sessions: 7}, []int{0, 2, 4}, []int{0, 2, 4}},
+		{"lanes beyond the schedule's", schedule.UserGap{N: 2, Gap: gap}, []int{1, 3}, []int{1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fs := newFakeServer(t, nil)
+			start := time.Now().Add(50 * time.Millisecond)
+			res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: tc.sched, Lanes: tc.lanes, Start: start}, simpleConvs(6, 2))
+			lanes := byClient(res.final())
+			var got []int
+			for u, rs := range lanes {
+				got = append(got, u)
+				ug, ok := tc.sched.(schedule.UserGap)
+				for k, r := range rs {
+					if !ok {
+						break
+					}
+					if want := start.Add(time.Duration(u)*gap/time.Duration(ug.N) + time.Duration(k)*gap); !r.Scheduled.Equal(want) {
+						t.Errorf("user %d turn %d scheduled at +%v, want +%v", u, k, r.Scheduled.Sub(start), want.Sub(start))
+					}
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("clients %v in the records, want %v", got, tc.want)
+			}
+			if res.sum.Finished != 6 {
+				t.Errorf("%d conversations finished, want 6", res.sum.Finished)
+			}
+		})
+	}
+}
