@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/segment"
 	"github.com/mtkit/mtkit/internal/sim"
@@ -27,7 +29,9 @@ type turnKey struct {
 // the set of (session, turn) sent is identical, each session appears in
 // exactly one segment (the one segment.Filter names), and the merged
 // totals match; in open loop every first turn is scheduled at its global
-// arrival offset. (--start-at is left out: processes start seconds apart
+// arrival offset; closed lanes and users carry their global lane as the
+// records' client (each in one segment, the same set as the single
+// run's), and every user's turns keep the whole run's stagger. (--start-at is left out: processes start seconds apart
 // on a loaded test machine, so each process's start is recovered from
 // its records; segment.TestWaitStart tests the wait, TestStartAt the
 // common start.)
@@ -37,60 +41,30 @@ func TestSegments(t *testing.T) {
 		name string
 		args []string
 		rate *schedule.Rate // the arrivals, for open loop
+		gap  time.Duration  // --user-gap, for user-centric users
 	}{
-		{"closed loop", []string{"--clients", "8", "--active", "10"}, nil},
-		{"open loop", []string{"--rate", "50", "--arrival", "poisson", "--seed", "7"}, &schedule.Rate{PerSecond: 50, Poisson: true, Seed: 7}},
+		{"closed loop", []string{"--clients", "8", "--active", "10"}, nil, 0},
+		{"open loop", []string{"--rate", "50", "--arrival", "poisson", "--seed", "7"}, &schedule.Rate{PerSecond: 50, Poisson: true, Seed: 7}, 0},
+		{"users", []string{"--users", "6", "--user-gap", "30ms"}, nil, 30 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := startSim(t, sim.Config{TTFTBase: time.Millisecond, DecodePerToken: 100 * time.Microsecond})
-			dir := t.TempDir()
-			in := filepath.Join(dir, "convs.jsonl")
-			if err := os.WriteFile(in, []byte(convJSONL(23, 3, 4)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			common := append([]string{"--url", srv.URL, "--tokenizer", "none", "--quiet"}, tc.args...)
-
-			whole := filepath.Join(dir, "whole.jsonl")
-			if got := mtrun(t, "", nil, append(common, "--run-id", "whole", "--records", whole, in)...); got.code != 0 {
-				t.Fatalf("unsegmented run: exit %d: %s", got.code, got.stderr)
-			}
-
 			const n = 4
-			segDir := filepath.Join(dir, "segments")
-			if err := os.Mkdir(segDir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			type proc struct {
-				wait   func() error
-				stderr fmt.Stringer
-			}
-			var procs []proc
-			for i := range n {
-				cmd, stderr := startProcess(t, append(common, "--run-id", "split", "--segment", fmt.Sprintf("%d/%d", i, n),
-					"--records", filepath.Join(segDir, fmt.Sprintf("seg-%d.jsonl", i)), in)...)
-				procs = append(procs, proc{cmd.Wait, stderr})
-			}
-			for i, p := range procs {
-				if err := p.wait(); err != nil {
-					t.Fatalf("segment %d: %v: %s", i, err, p.stderr)
-				}
-			}
-
+			whole, segs := runSplit(t, tc.args, n)
 			if tc.rate != nil {
 				// Each process fires its sessions at their global arrival
 				// offsets: scheduled - offset is the same (the process's
 				// start) for every first turn of a process.
 				checkArrivals(t, *tc.rate, whole)
-				for i := range n {
-					checkArrivals(t, *tc.rate, filepath.Join(segDir, fmt.Sprintf("seg-%d.jsonl", i)))
+				for _, seg := range segs {
+					checkArrivals(t, *tc.rate, seg)
 				}
 			}
 			wantTurns, wantTokens := sent(t, whole, nil)
 			owner := map[string]map[int]bool{}
 			gotTurns, gotTokens := map[turnKey]int{}, int64(0)
-			for i := range n {
-				turns, tokens := sent(t, filepath.Join(segDir, fmt.Sprintf("seg-%d.jsonl", i)), owner)
+			for _, seg := range segs {
+				turns, tokens := sent(t, seg, owner)
 				for k, c := range turns {
 					gotTurns[k] += c
 				}
@@ -112,8 +86,16 @@ func TestSegments(t *testing.T) {
 			}
 			users := 0 // arrivals
 			for i, a := range tc.args {
-				if a == "--clients" {
+				if a == "--clients" || a == "--users" {
 					users, _ = strconv.Atoi(tc.args[i+1])
+				}
+			}
+			if users > 0 {
+				checkClients(t, whole, segs, users)
+			}
+			if tc.gap > 0 {
+				for _, seg := range segs {
+					checkUserSlots(t, seg, schedule.UserGap{N: users, Gap: tc.gap})
 				}
 			}
 			f := segment.Segment{Index: 0, Count: n}.Filter(users)
@@ -232,4 +214,226 @@ func TestStartAt(t *testing.T) {
 			t.Errorf("%s scheduled at %s, want %s (--start-at + its offset)", r.ConversationID, r.Scheduled.Format(time.RFC3339Nano), want.Format(time.RFC3339Nano))
 		}
 	}
+}
+
+// runSplit runs mtrun with args on 23 conversations of 3 turns against
+// a simulator, once whole (run id "whole") and as n segments in separate
+// processes at the same time (run id "split"); it returns the records
+// files.
+func runSplit(t *testing.T, args []string, n int) (whole string, segs []string) {
+	t.Helper()
+	srv := startSim(t, sim.Config{TTFTBase: time.Millisecond, DecodePerToken: 100 * time.Microsecond})
+	dir := t.TempDir()
+	in := filepath.Join(dir, "convs.jsonl")
+	if err := os.WriteFile(in, []byte(convJSONL(23, 3, 4)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args = append([]string{"--url", srv.URL, "--tokenizer", "none", "--quiet"}, args...)
+	whole = filepath.Join(dir, "whole.jsonl")
+	if got := mtrun(t, "", nil, append(args, "--run-id", "whole", "--records", whole, in)...); got.code != 0 {
+		t.Fatalf("unsegmented run: exit %d: %s", got.code, got.stderr)
+	}
+	type proc struct {
+		wait   func() error
+		stderr fmt.Stringer
+	}
+	var procs []proc
+	for i := range n {
+		segs = append(segs, filepath.Join(dir, fmt.Sprintf("seg-%d.jsonl", i)))
+		cmd, stderr := startProcess(t, append(args, "--run-id", "split", "--segment", fmt.Sprintf("%d/%d", i, n), "--records", segs[i], in)...)
+		procs = append(procs, proc{cmd.Wait, stderr})
+	}
+	for i, p := range procs {
+		if err := p.wait(); err != nil {
+			t.Fatalf("segment %d: %v: %s", i, err, p.stderr)
+		}
+	}
+	return whole, segs
+}
+
+// checkClients checks the records' client of a split run of closed
+// lanes: segment i's are the global lanes i, i+N, … below users, and the
+// segments together used the lanes the single run used.
+func checkClients(t *testing.T, whole string, segs []string, users int) {
+	t.Helper()
+	clients := func(path string) map[int]bool {
+		recs, err := readLenient(path)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out := map[int]bool{}
+		for _, r := range recs {
+			out[r.Client] = true
+		}
+		return out
+	}
+	merged := map[int]bool{}
+	for i, seg := range segs {
+		for c := range clients(seg) {
+			if c%len(segs) != i || c >= users {
+				t.Errorf("segment %d: client %d; want its global lanes %d, %d, … below %d", i, c, i, i+len(segs), users)
+			}
+			merged[c] = true
+		}
+	}
+	if want := clients(whole); !stdmaps.Equal(merged, want) {
+		t.Errorf("the segments used clients %v, the single run %v", slices.Sorted(stdmaps.Keys(merged)), slices.Sorted(stdmaps.Keys(want)))
+	}
+}
+
+// checkUserSlots checks that the records at path, of some users of
+// sched, are each at the user's slot of the whole run (u·Gap/N + k·Gap
+// for the user's k-th turn), from one start for all of them.
+func checkUserSlots(t *testing.T, path string, sched schedule.UserGap) {
+	t.Helper()
+	recs, err := readLenient(path)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	byLane := map[int][]time.Time{}
+	for _, r := range recs {
+		if r.Attempt == 0 && r.Choice == 0 {
+			byLane[r.Client] = append(byLane[r.Client], r.Scheduled)
+		}
+	}
+	var start time.Time
+	for u, times := range byLane {
+		slices.SortFunc(times, time.Time.Compare)
+		for k, at := range times {
+			s := at.Add(-sched.TurnAt(schedule.Turn{User: u, LaneTurn: k}))
+			if start.IsZero() {
+				start = s
+			} else if !s.Equal(start) {
+				t.Errorf("%s: user %d turn %d scheduled %v off the others' slots", filepath.Base(path), u, k, s.Sub(start))
+			}
+		}
+	}
+}
+
+// TestSegmentStages runs staged runs split over 3 processes and whole
+// (users stages, Poisson rate stages): each process switches stage on
+// the whole run's clock (every turn is at its global slot or arrival
+// from one start, stamped with the stage that time falls in), each lane
+// or session is in one segment, and the segments together send what the
+// single run sent, stage by stage (all but the last 300 ms, which a
+// loaded machine may reach after the run's end).
+func TestSegmentStages(t *testing.T) {
+	t.Parallel()
+	const tail = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		sched schedule.Staged
+	}{
+		{"users", []string{"--stages", "users=2:600ms,users=5:600ms", "--user-gap", "100ms"},
+			schedule.Staged{Gap: 100 * time.Millisecond, Levels: []schedule.Level{{Level: 2, Duration: 600 * time.Millisecond}, {Level: 5, Duration: 600 * time.Millisecond}}}},
+		{"rate", []string{"--stages", "rate=20:600ms,rate=40:600ms", "--arrival", "poisson", "--seed", "3"},
+			schedule.Staged{Rate: true, Poisson: true, Seed: 3, Levels: []schedule.Level{{Level: 20, Duration: 600 * time.Millisecond}, {Level: 40, Duration: 600 * time.Millisecond}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			whole, segs := runSplit(t, tc.args, 3)
+			want := stagedSends(t, whole, tc.sched, -1, 3)
+			got := map[stagedSend]int{}
+			for i, seg := range segs {
+				for k, c := range stagedSends(t, seg, tc.sched, i, 3) {
+					got[k] += c
+				}
+			}
+			for k, c := range want {
+				if k.at < tc.sched.End()-tail && got[k] != c {
+					t.Errorf("%+v: sent %d times by the segments, %d by the single run", k, got[k], c)
+				}
+			}
+			for k := range got {
+				if _, ok := want[k]; !ok && k.at < tc.sched.End()-tail {
+					t.Errorf("%+v: sent by the segments, not by the single run", k)
+				}
+			}
+			if len(want) == 0 {
+				t.Fatal("the single run sent nothing")
+			}
+		})
+	}
+}
+
+// stagedSend is a turn of a staged run as the schedule fixes it: a
+// user's slot (lane, offset) or a session's arrival (id, offset).
+type stagedSend struct {
+	stage int
+	lane  int    // users; -1 for arrivals
+	conv  string // arrivals: the session's id
+	at    time.Duration
+}
+
+// stagedSends reads the records of one process of a staged run of sched
+// (segment seg of n, or -1 whole) and returns its turns fixed by the
+// schedule (every turn for users, first turns for arrivals) with their
+// offsets from the process's start, recovered from the schedule; it
+// checks each is stamped with its stage and belongs to the segment.
+func stagedSends(t *testing.T, path string, sched schedule.Staged, seg, n int) map[stagedSend]int {
+	t.Helper()
+	recs, err := readLenient(path)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	// A session's arrival: its global index counts the passes of the
+	// 23 input sessions (conv-j#pass once recycled).
+	arrival := func(id string) (index int, at time.Duration) {
+		var j, pass int
+		base, p, _ := strings.Cut(id, "#")
+		fmt.Sscanf(base, "conv-%d", &j)
+		fmt.Sscanf(p, "%d", &pass)
+		arr := sched.Arrivals()
+		for range pass*23 + j + 1 {
+			at, _ = arr.Next(schedule.Turn{})
+		}
+		return pass*23 + j, at
+	}
+	byLane := map[int][]*record.Record{}
+	out := map[stagedSend]int{}
+	var start time.Time
+	note := func(r *record.Record, at time.Duration, key stagedSend) {
+		s := r.Scheduled.Add(-at)
+		if start.IsZero() {
+			start = s
+		} else if !s.Equal(start) {
+			t.Errorf("%s: %+v scheduled %v off the process's start", filepath.Base(path), key, s.Sub(start))
+		}
+		if st, _ := sched.StageAt(at); r.Stage != st {
+			t.Errorf("%s: %+v stamped stage %d, want %d", filepath.Base(path), key, r.Stage, st)
+		}
+		out[key]++
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.Attempt != 0 || r.Choice != 0 {
+			continue
+		}
+		if !sched.Rate {
+			byLane[r.Client] = append(byLane[r.Client], r)
+			continue
+		}
+		if r.Turn == 0 {
+			j, at := arrival(r.ConversationID)
+			// A recycled session stays with the segment of its first pass.
+			if seg >= 0 && j%23%n != seg {
+				t.Errorf("%s: session %s (global index %d), not one of segment %d's", filepath.Base(path), r.ConversationID, j, seg)
+			}
+			note(r, at, stagedSend{lane: -1, conv: r.ConversationID, at: at, stage: r.Stage})
+		}
+	}
+	for u, rs := range byLane {
+		if seg >= 0 && u%n != seg {
+			t.Errorf("%s: lane %d, not one of segment %d's", filepath.Base(path), u, seg)
+		}
+		slices.SortFunc(rs, func(a, b *record.Record) int { return a.Scheduled.Compare(b.Scheduled) })
+		var prev time.Duration
+		for k, r := range rs {
+			at := sched.TurnAt(schedule.Turn{User: u, LaneTurn: k, Index: r.Turn, Prev: prev})
+			prev = at
+			note(r, at, stagedSend{lane: u, at: at, stage: r.Stage})
+		}
+	}
+	return out
 }

@@ -34,8 +34,8 @@ func scheduleFlagsFrom(c *cli.Context) (scheduleFlags, error) {
 		return f, command.Usagef("--users 0: give at least one user")
 	case f.users > 0 && f.userGap == 0:
 		return f, command.Usagef("--users needs --user-gap (the time between a user's turns, e.g. 2s)")
-	case f.users == 0 && c.IsSet("user-gap"):
-		return f, command.Usagef("--user-gap needs --users")
+	case f.users == 0 && c.IsSet("user-gap") && !c.IsSet("stages") && !c.IsSet("sweep"):
+		return f, command.Usagef("--user-gap needs --users (or users stages)")
 	case f.users > 0 && rate:
 		return f, command.Usagef("--users and --rate exclude each other (user-centric gaps or open-loop arrivals)")
 	case f.users > 0 && clients:

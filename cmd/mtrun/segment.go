@@ -31,7 +31,6 @@ type scaleOut struct {
 	seg     segment.Segment
 	startAt time.Time // zero: start at once
 	clock   segment.Clock
-	users   int // closed lanes of the whole run
 }
 
 // scaleFrom reads --segment, --segments and --start-at into o.
@@ -63,41 +62,26 @@ func scaleFrom(c *cli.Context, o *options) error {
 		return command.Usagef("--segment %s: give every segment the same --run-id, so that mtstats merges them as one run", seg)
 	case c.IsSet("shard") && r.Shard != seg.Index:
 		return command.Usagef("--shard %d contradicts --segment %s (a segment's records carry shard = its index)", r.Shard, seg)
-	case c.IsSet("users"):
-		// The user-centric stagger needs each lane's global index, which
-		// the runner does not take yet.
-		return command.Usagef("--segment %s with --users: user-centric runs cannot be split by this build yet (closed loop, --rate and trace clocks can)", seg)
 	}
 	r.Shard = seg.Index
 	r.Segment, r.Segments = seg.Index, seg.Count
 	if host, err := os.Hostname(); err == nil {
 		r.Host = host
 	}
-	users := max(r.Clients, 1)
-	o.scale.users = users
-	if r.Active > 0 {
-		// The segment keeps the --active quota of each of its lanes.
-		active := 0
-		for _, l := range seg.Lanes(users) {
-			active += r.Active / users
-			if l < r.Active%users {
-				active++
-			}
-		}
-		r.Active = active
-	}
-	r.Clients = seg.Share(users)
 	r.MaxRequests = seg.Share(r.MaxRequests)
 	r.MaxInFlight = seg.Share(r.MaxInFlight)
 	r.WarmupTurns = seg.Share(r.WarmupTurns)
 	return nil
 }
 
-// apply hands the replay this segment's sessions (once the schedule is
-// chosen): closed lanes own the sessions of their global lanes, arrival
-// schedules (--rate, the trace clock) every N-th session; the runner
-// reads and schedules all of them and sends its own. With --start-at the
-// schedule counts from the common start.
+// apply hands the replay this segment's part once the schedule is
+// chosen. The schedule stays the whole run's (every stage, level,
+// arrival time and user stagger); closed lanes (--clients, --users,
+// clients and users stages) run the segment's lanes under their global
+// indexes and take the sessions of those lanes; arrival schedules
+// (--rate, rate stages, the trace clock) draw every session's arrival
+// and fire every N-th. With --start-at the schedule counts from the
+// common start.
 func (s *scaleOut) apply(o *options) error {
 	if !s.startAt.IsZero() && !o.warmupStep {
 		o.replay.Start = s.startAt
@@ -105,11 +89,12 @@ func (s *scaleOut) apply(o *options) error {
 	if s.seg.IsWhole() {
 		return nil
 	}
-	users := s.users
-	if o.replay.Schedule != nil || o.replay.Rate > 0 {
-		users = 0 // sessions arrive on their own
-	} else if o.replay.Clients == 0 {
-		return command.Usagef("--segment %s: only %d --clients, so segment %d would have no users; use at most %d segments", s.seg, users, s.seg.Index, users)
+	users := o.replay.Shape().Users()
+	if users > 0 {
+		o.replay.Lanes = s.seg.Lanes(users)
+		if len(o.replay.Lanes) == 0 {
+			return command.Usagef("--segment %s: the run has %d closed lanes (clients or users, the highest stage's), so segment %d would have none; use at most %d segments", s.seg, users, s.seg.Index, users)
+		}
 	}
 	o.replay.Owns = s.seg.Filter(users).Runs
 	return nil

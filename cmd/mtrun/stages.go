@@ -16,8 +16,8 @@ import (
 func stageFlagList() []cli.Flag {
 	stageDuration, stageWarmup := 30*time.Second, 5*time.Second
 	return []cli.Flag{
-		&cli.StringFlag{Name: "stages", Usage: "several load levels in one run, without draining between them: `LIST` of KIND=LEVEL:DURATION[:WARMUP], KIND clients or rate (one kind per run), e.g. clients=4:60s,clients=8:60s:10s"},
-		&cli.StringFlag{Name: "sweep", Usage: "search the load levels of `KIND` (clients or rate): ramp up by 2 from --sweep-start until a stage does not hold or saturates, then bisect (with --slo) or fill below the knee; one replay per stage"},
+		&cli.StringFlag{Name: "stages", Usage: "several load levels in one run, without draining between them: `LIST` of KIND=LEVEL:DURATION[:WARMUP], KIND clients, users (with --user-gap) or rate (one kind per run), e.g. clients=4:60s,clients=8:60s:10s"},
+		&cli.StringFlag{Name: "sweep", Usage: "search the load levels of `KIND` (clients, users with --user-gap, or rate): ramp up by 2 from --sweep-start until a stage does not hold or saturates, then bisect (with --slo) or fill below the knee; one replay per stage"},
 		&cli.Float64Flag{Name: "sweep-start", Value: 1, Usage: "first level `N` of --sweep"},
 		&cli.Float64Flag{Name: "sweep-max", Usage: "highest level `N` --sweep tries (0: no limit)"},
 		&cli.IntFlag{Name: "sweep-stages", Value: 12, Usage: "at most `N` stages in a --sweep"},
@@ -69,25 +69,39 @@ func stageFlagsFrom(c *cli.Context) (stageFlags, error) {
 		return f, command.Usagef("--stages: %v", err)
 	}
 	for i, st := range stages {
-		switch {
-		case st.Kind == sweep.Users:
-			return f, command.Usagef("--stages: stage %d %q: users stages are not supported yet; use clients or rate", i+1, st)
-		case st.Kind != stages[0].Kind:
-			return f, command.Usagef("--stages: stage %d %q: one kind per run (the first stage is %s)", i+1, st, stages[0].Kind)
+		if st.Kind != stages[0].Kind {
+			// Each kind paces a session its own way (think times, a gap,
+			// arrivals); the sessions in flight at a boundary between
+			// kinds would go on under the old one, so the stage after it
+			// would measure a blend of two load models.
+			return f, command.Usagef("--stages: stage %d %q: one kind per run (the first stage is %s): a session keeps its kind's pacing across a boundary, so a stage after a change of kind would measure two load models at once; run one mtrun per kind", i+1, st, stages[0].Kind)
 		}
 	}
 	if err := excludeLoad(c, "--stages"); err != nil {
+		return f, err
+	}
+	if err := checkUserGap(c, "--stages", stages[0].Kind); err != nil {
 		return f, err
 	}
 	f.stages = stages
 	return f, nil
 }
 
+// checkUserGap checks that --user-gap is given for users stages (the
+// time between a user's turns) and only for them.
+func checkUserGap(c *cli.Context, by string, kind sweep.Kind) error {
+	switch {
+	case kind == sweep.Users && !c.IsSet("user-gap"):
+		return command.Usagef("%s users: give --user-gap, the time between a user's turns (e.g. 2s)", by)
+	case kind != sweep.Users && c.IsSet("user-gap"):
+		return command.Usagef("--user-gap is for users stages; %s %s does not use it", by, kind)
+	}
+	return nil
+}
+
 // excludeLoad refuses the flags a staged run or sweep replaces.
 func excludeLoad(c *cli.Context, by string) error {
-	// --segment splits closed lanes or arrivals of one level; a staged
-	// schedule's are not split (yet).
-	for _, name := range []string{"stages", "clients", "active", "rate", "users", "time-scale", "duration", "max-requests", "segment", "segments"} {
+	for _, name := range []string{"stages", "clients", "active", "rate", "users", "time-scale", "duration", "max-requests"} {
 		if c.IsSet(name) && "--"+name != by {
 			return command.Usagef("%s sets the load and the run's length; it excludes --%s", by, name)
 		}
@@ -98,10 +112,19 @@ func excludeLoad(c *cli.Context, by string) error {
 // sweepFrom reads and checks the --sweep flags.
 func (f *stageFlags) sweepFrom(c *cli.Context) error {
 	kind := sweep.Kind(c.String("sweep"))
-	if kind != sweep.Clients && kind != sweep.Rate {
-		return command.Usagef("--sweep %q: want clients or rate", kind)
+	if kind != sweep.Clients && kind != sweep.Rate && kind != sweep.Users {
+		return command.Usagef("--sweep %q: want clients, users or rate", kind)
 	}
 	if err := excludeLoad(c, "--sweep"); err != nil {
+		return err
+	}
+	if c.IsSet("segment") || c.IsSet("segments") {
+		// The planner chooses each level from the stages measured
+		// before; split over processes that needs a coordinator to
+		// gather their records, which mtrun has not.
+		return command.Usagef("--sweep chooses each stage from the measurements of the stages before, which a process split with --segment/--segments cannot see; run the sweep in one process, or split a --stages list (e.g. around the capacity a sweep found)")
+	}
+	if err := checkUserGap(c, "--sweep", kind); err != nil {
 		return err
 	}
 	p := sweep.Planner{Kind: kind, Start: c.Float64("sweep-start"), Max: c.Float64("sweep-max"), MaxStages: c.Int("sweep-stages"),
@@ -129,9 +152,12 @@ func (f *stageFlags) sweepFrom(c *cli.Context) error {
 }
 
 // staged returns the schedule of stages numbered from first, with the
-// run's arrival process and seed for rates.
+// run's arrival process and seed for rates and --user-gap for users.
 func (o *options) staged(stages []sweep.Stage, first int) schedule.Staged {
 	s := schedule.Staged{Rate: stages[0].Kind == sweep.Rate, Poisson: o.replay.Poisson, Seed: o.replay.RandSeed, First: first}
+	if stages[0].Kind == sweep.Users {
+		s.Gap = o.sched.userGap
+	}
 	for _, st := range stages {
 		s.Levels = append(s.Levels, schedule.Level{Level: st.Level, Duration: st.Duration, Warmup: st.Warmup})
 	}

@@ -22,7 +22,8 @@ func TestStagesUsage(t *testing.T) {
 	}{
 		{"stages-bad-level", []string{"--stages", "clients=1.5:10s"}},
 		{"stages-two-kinds", []string{"--stages", "clients=2:10s,rate=3:10s"}},
-		{"stages-users", []string{"--stages", "users=2:10s"}},
+		{"stages-users-no-gap", []string{"--stages", "users=2:10s"}},
+		{"stages-gap-for-clients", []string{"--stages", "clients=2:10s", "--user-gap", "1s"}},
 		{"stages-and-clients", []string{"--stages", "clients=2:10s", "--clients", "4"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

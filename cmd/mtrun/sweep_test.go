@@ -131,12 +131,14 @@ func TestSweepUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"bad kind", []string{"--sweep", "users"}, `--sweep "users": want clients or rate`},
+		{"bad kind", []string{"--sweep", "sessions"}, `--sweep "sessions": want clients, users or rate`},
+		{"users without gap", []string{"--sweep", "users"}, "--sweep users: give --user-gap"},
+		{"gap without users", []string{"--sweep", "clients", "--user-gap", "1s"}, "--user-gap is for users stages"},
 		{"with clients", []string{"--sweep", "clients", "--clients", "3"}, "--sweep sets the load and the run's length; it excludes --clients"},
 		{"slo without sweep", []string{"--slo", "ttft_p95<=2s"}, "--slo needs --sweep"},
 		{"bad slo", []string{"--sweep", "rate", "--slo", "ttft<=2s"}, "--slo: "},
 		{"bad duration", []string{"--sweep", "rate", "--stage-duration", "1s", "--stage-warmup", "2s"}, "warmup 2s leaves nothing"},
-		{"with segment", []string{"--sweep", "clients", "--segment", "1/2", "--run-id", "r"}, "it excludes --segment"},
+		{"with segment", []string{"--sweep", "clients", "--segment", "1/2", "--run-id", "r"}, "which a process split with --segment/--segments cannot see"},
 		{"max below start", []string{"--sweep", "clients", "--sweep-start", "4", "--sweep-max", "2"}, "--sweep-max 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,9 +17,9 @@ type sessionPlan struct {
 	rng           *rand.Rand // think-time draws (made on first use)
 }
 
-// schedule returns the load shape of the options: Schedule when set,
-// else open-loop arrivals at Rate, else Clients closed-loop users.
-func (o *Options) schedule() schedule.Schedule {
+// Shape returns the load shape of the options: Schedule when set, else
+// open-loop arrivals at Rate, else Clients closed-loop users.
+func (o *Options) Shape() schedule.Schedule {
 	switch {
 	case o.Schedule != nil:
 		return o.Schedule

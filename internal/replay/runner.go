@@ -92,7 +92,7 @@ func Run(stop, abort context.Context, opts Options, in source.Source, sink Sink)
 	// Every output of the run passes the redactor (see Redactor).
 	red := NewRedactor(&o)
 	sink.Records, sink.Log, sink.Progress = red.Encoder(sink.Records), red.Writer(sink.Log), red.Writer(sink.Progress)
-	sched := o.schedule()
+	sched := o.Shape()
 	lanes := o.lanes(sched)
 	concurrency := len(lanes)
 	if sched.Users() == 0 {

@@ -17,6 +17,11 @@ func WarmupStep(stop, abort context.Context, o Options, src source.Source, sink 
 	warm.Phase = record.PhaseWarmup
 	warm.MaxTurns, warm.Loop, warm.Duration, warm.MaxRequests = 1, false, 0, 0
 	warm.Schedule = nil // first turns in closed loop, whatever the run's schedule
+	if o.Lanes != nil {
+		// A segment of a split run warms its own sessions with as many
+		// lanes as it runs.
+		warm.Clients, warm.Active, warm.Lanes = max(len(o.Lanes), 1), 0, nil
+	}
 	sum, err := Run(stop, abort, warm, src, sink)
 	if sum != nil {
 		o.FirstSeq = sum.NextSeq
