@@ -150,3 +150,44 @@ func TestSweepUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepUsersSim sweeps user-centric users on the simulator, from 2
+// to at most 4 users a turn every 100 ms: the stages are users stages
+// (records' clients below each stage's level, stage by stage), and the
+// capacity JSON counts users.
+func TestSweepUsersSim(t *testing.T) {
+	t.Parallel()
+	in := sweepInput(t, 20)
+	dir := t.TempDir()
+	capPath, recsPath := filepath.Join(dir, "capacity.json"), filepath.Join(dir, "recs.jsonl")
+	got := mtrun(t, "", nil, "--sim", "--sim-config", "ttft=2ms,decode=1ms", "--tokenizer", "none", "--quiet", "--max-tokens", "3",
+		"--sweep", "users", "--user-gap", "100ms", "--sweep-start", "2", "--sweep-max", "4",
+		"--stage-duration", "1s", "--stage-warmup", "200ms", "--sweep-unsteady", "0.5",
+		"--capacity", capPath, "--records", recsPath, in)
+	if got.code != 0 {
+		t.Fatalf("exit %d: %s", got.code, got.stderr)
+	}
+	data, err := os.ReadFile(capPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c sweep.Capacity
+	if err := json.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Kind != sweep.Users || len(c.Stages) != 2 || c.Stages[0].Level != 2 || c.Stages[1].Level != 4 {
+		t.Fatalf("capacity %+v; want users stages at 2 and 4\nstderr: %s", c, got.stderr)
+	}
+	clients := map[int]map[int]bool{}
+	for _, r := range readFiles(t, recsPath) {
+		if clients[r.Stage] == nil {
+			clients[r.Stage] = map[int]bool{}
+		}
+		clients[r.Stage][r.Client] = true
+	}
+	for _, j := range c.Stages {
+		if len(clients[j.Stage]) != int(j.Level) {
+			t.Errorf("stage %d (%g users): clients %v", j.Stage, j.Level, clients[j.Stage])
+		}
+	}
+}

@@ -62,9 +62,12 @@ func (c Criteria) Steady(r Result) bool {
 
 // ClientLimited reports whether the client could not send on time: such
 // a stage says nothing about the server and must not be read as its
-// saturation.
+// saturation. A users stage is never judged so: a user's turn waits for
+// the user's previous answer, so its lateness grows when the server
+// saturates and does not tell the client's delays from the server's
+// (its saturation shows in throughput, steadiness and the objectives).
 func (c Criteria) ClientLimited(r Result) bool {
-	return r.LatenessP99 > c.withDefaults().Late
+	return r.Stage.Kind != Users && r.LatenessP99 > c.withDefaults().Late
 }
 
 // Holds reports whether the server held the stage: steady, no failures,

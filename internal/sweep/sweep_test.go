@@ -178,6 +178,31 @@ func TestClientLimited(t *testing.T) {
 	}
 }
 
+// TestClientLimitedUsers: a users stage is not judged client-limited
+// from its lateness, which grows with the server's answer times; its
+// saturation is read from throughput and the objectives, as for clients.
+func TestClientLimitedUsers(t *testing.T) {
+	t.Parallel()
+	m := closedModel{m: 100, r: 100 * time.Millisecond}
+	run := func(s Stage) Result {
+		r := m.run(s)
+		if s.Level >= 16 {
+			r.LatenessP99 = 300 * time.Millisecond // users waiting for their answers
+			r.MeetsSLO = false
+		}
+		return r
+	}
+	done := sweep(t, Planner{Kind: Users, Objectives: true}, run)
+	capa := Criteria{}.Judge(Users, []string{"ttft_p95<=1s"}, done)
+	if capa.ClientLimited || capa.Capacity < 8 || capa.Capacity >= 16 || capa.Failed == nil {
+		t.Errorf("capacity %+v, want between 8 and 16 users, bracketed, not client-limited", capa)
+	}
+	if c := (Criteria{}); c.ClientLimited(Result{Stage: Stage{Kind: Users}, LatenessP99: time.Second}) ||
+		!c.ClientLimited(Result{Stage: Stage{Kind: Clients}, LatenessP99: time.Second}) {
+		t.Errorf("ClientLimited: users stages must not be judged from lateness, clients stages must")
+	}
+}
+
 func TestSteady(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
