@@ -76,14 +76,7 @@ func TestSweepCapacitySim(t *testing.T) {
 	if got.code != 0 {
 		t.Fatalf("exit %d: %s", got.code, got.stderr)
 	}
-	data, err := os.ReadFile(capPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c sweep.Capacity
-	if err := json.Unmarshal(data, &c); err != nil {
-		t.Fatal(err)
-	}
+	c := readCapacity(t, capPath)
 	const want = 8.0
 	t.Logf("%s; stderr:\n%s", c.Line(), got.stderr)
 	if c.Schema != sweep.CapacitySchema || c.Kind != sweep.Clients || len(c.Objectives) != 1 {
@@ -167,14 +160,7 @@ func TestSweepUsersSim(t *testing.T) {
 	if got.code != 0 {
 		t.Fatalf("exit %d: %s", got.code, got.stderr)
 	}
-	data, err := os.ReadFile(capPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c sweep.Capacity
-	if err := json.Unmarshal(data, &c); err != nil {
-		t.Fatal(err)
-	}
+	c := readCapacity(t, capPath)
 	if c.Kind != sweep.Users || len(c.Stages) != 2 || c.Stages[0].Level != 2 || c.Stages[1].Level != 4 {
 		t.Fatalf("capacity %+v; want users stages at 2 and 4\nstderr: %s", c, got.stderr)
 	}
@@ -190,4 +176,18 @@ func TestSweepUsersSim(t *testing.T) {
 			t.Errorf("stage %d (%g users): clients %v", j.Stage, j.Level, clients[j.Stage])
 		}
 	}
+}
+
+// readCapacity reads a capacity JSON file.
+func readCapacity(t *testing.T, path string) sweep.Capacity {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c sweep.Capacity
+	if err := json.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -154,21 +154,27 @@ func TestKnee(t *testing.T) {
 	}
 }
 
+// lateFrom16 runs stages on a closed model of 100 requests/s at most,
+// those from level 16 on with a lateness p99 of 300 ms and changed by
+// also.
+func lateFrom16(also func(*Result)) func(Stage) Result {
+	m := closedModel{m: 100, r: 100 * time.Millisecond}
+	return func(s Stage) Result {
+		r := m.run(s)
+		if s.Level >= 16 {
+			r.LatenessP99 = 300 * time.Millisecond
+			also(&r)
+		}
+		return r
+	}
+}
+
 // TestClientLimited: a stage the client could not send on time ends the
 // sweep, is not read as the server's saturation, and marks the capacity
 // as a lower bound.
 func TestClientLimited(t *testing.T) {
 	t.Parallel()
-	m := closedModel{m: 100, r: 100 * time.Millisecond}
-	run := func(s Stage) Result {
-		r := m.run(s)
-		if s.Level >= 16 {
-			r.LatenessP99 = 300 * time.Millisecond
-			r.Throughput *= 0.5
-		}
-		return r
-	}
-	done := sweep(t, Planner{Kind: Clients, Objectives: true}, run)
+	done := sweep(t, Planner{Kind: Clients, Objectives: true}, lateFrom16(func(r *Result) { r.Throughput *= 0.5 }))
 	if last := done[len(done)-1].Stage.Level; last != 16 {
 		t.Errorf("sweep went on to %g after a client-limited stage", last)
 	}
@@ -183,16 +189,8 @@ func TestClientLimited(t *testing.T) {
 // saturation is read from throughput and the objectives, as for clients.
 func TestClientLimitedUsers(t *testing.T) {
 	t.Parallel()
-	m := closedModel{m: 100, r: 100 * time.Millisecond}
-	run := func(s Stage) Result {
-		r := m.run(s)
-		if s.Level >= 16 {
-			r.LatenessP99 = 300 * time.Millisecond // users waiting for their answers
-			r.MeetsSLO = false
-		}
-		return r
-	}
-	done := sweep(t, Planner{Kind: Users, Objectives: true}, run)
+	// Users waiting for their answers from 16 on.
+	done := sweep(t, Planner{Kind: Users, Objectives: true}, lateFrom16(func(r *Result) { r.MeetsSLO = false }))
 	capa := Criteria{}.Judge(Users, []string{"ttft_p95<=1s"}, done)
 	if capa.ClientLimited || capa.Capacity < 8 || capa.Capacity >= 16 || capa.Failed == nil {
 		t.Errorf("capacity %+v, want between 8 and 16 users, bracketed, not client-limited", capa)
