@@ -34,4 +34,4 @@ for p in "${pids[@]}"; do wait "$p"; done
 echo "== 1 x 1 (--rate $RATE, $DUR)"
 "$work/mtstats" "$work/whole.jsonl" | grep -E '^inputs|^ *(ttft_ms|lateness_ms) '
 echo "== 4 x 1/4"
-"$work/mtstats" "$work/split-*.jsonl" | grep -E '^inputs|^ *(ttft_ms|lateness_ms) |^ [0-9]+/4 '
+"$work/mtstats" "$work/split-?.jsonl" | grep -E '^inputs|^ *(ttft_ms|lateness_ms) |^ [0-9]+/4 '
