@@ -150,7 +150,12 @@ func (s *Stages) Rows() []StageRow {
 			}
 			row.MeetsSLO = &met
 		}
-		res := row.Result(sweep.Stage{})
+		// The kind matters: a users stage is not judged client-limited.
+		st := sweep.Stage{}
+		if k, level, err := sweep.ParseLoad(row.Load); err == nil {
+			st = sweep.Stage{Kind: k, Level: level}
+		}
+		res := row.Result(st)
 		row.Steady, row.ClientLimited = crit.Steady(res), crit.ClientLimited(res)
 		out = append(out, row)
 	}

@@ -192,3 +192,23 @@ func TestCapacityCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestStagesRowsClientLimitedByKind: a stage 200 ms late is
+// client-limited, unless it is a users stage (stage_load users=…), whose
+// lateness includes waiting for the users' previous answers.
+func TestStagesRowsClientLimitedByKind(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		load    string
+		limited bool
+	}{{"", true}, {"clients=8", true}, {"rate=4", true}, {"users=8", false}} {
+		s := NewStages(nil)
+		for _, r := range stagedRecords(1, 20, t0, 500*time.Millisecond, 50*time.Millisecond, 200*time.Millisecond) {
+			r.StageLoad = tc.load
+			s.Add(r)
+		}
+		if rows := s.Rows(); len(rows) != 1 || rows[0].ClientLimited != tc.limited {
+			t.Errorf("load %q: rows %+v, want one, client-limited %v", tc.load, rows, tc.limited)
+		}
+	}
+}
