@@ -13,11 +13,12 @@
 //     every moment, not a contiguous slice of the timeline. This is the
 //     equal-parts case of k6's execution segments (k6 also allows unequal
 //     fractions; mtkit does not).
-//   - closed lanes (closed-loop users, user-centric --users): lane l
-//     belongs to segment l mod N, and session j to the segment of lane
-//     j mod U (U lanes in all), so each segment's share of sessions
-//     follows its share of lanes, and a segment without lanes (N > U) has
-//     no sessions either.
+//   - closed lanes (closed-loop users, user-centric --users, clients and
+//     users stages): lane l belongs to segment l mod N, and session j to
+//     the segment of lane j mod U (U lanes in all, the highest stage's
+//     for stages), so each segment's share of sessions follows its share
+//     of lanes, a stage of level L runs Share(L) lanes in each segment,
+//     and a segment without lanes (N > U) has no sessions either.
 //
 // Every schedule keeps the global clock: the runner computes the start
 // offsets of all sessions, as one process would, and fires only its own
