@@ -15,7 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mtkit/mtkit/internal/command"
-	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/convert"
 	"github.com/mtkit/mtkit/internal/iox"
 	"github.com/mtkit/mtkit/internal/source"
@@ -66,7 +65,7 @@ func convertAll(ctx context.Context, s command.Streams, opts *convert.Options, v
 	}
 	stop, _, release := command.Interrupts(ctx, s.Signals)
 	defer release()
-	sum, err := convert.Run(stop, *opts, conv.NewWriter(out))
+	sum, err := convert.Run(stop, *opts, convert.JSONL(out))
 	if cerr := out.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/mtkit/mtkit/internal/conv"
@@ -76,9 +77,10 @@ func benchRun(b *testing.B, open Opener, inputs ...string) {
 	}
 }
 
-// TestGenerateShareGPTFile writes the ~650 MB ShareGPT-shaped benchmark
-// file to $MTCONVERT_GEN_FILE (for measuring the mtconvert binary itself,
-// e.g. with /usr/bin/time -v); it is skipped when the variable is unset.
+// TestGenerateShareGPTFile writes the ShareGPT-shaped benchmark file
+// (~650 MB, or $MTCONVERT_GEN_MB megabytes) to $MTCONVERT_GEN_FILE (for
+// measuring the mtconvert binary itself, e.g. with /usr/bin/time -v); it
+// is skipped when the variable is unset.
 func TestGenerateShareGPTFile(t *testing.T) {
 	path := os.Getenv("MTCONVERT_GEN_FILE")
 	if path == "" {
@@ -88,7 +90,11 @@ func TestGenerateShareGPTFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := genShareGPT(f, 650e6, 2, true)
+	size := int64(650e6)
+	if mb, err := strconv.Atoi(os.Getenv("MTCONVERT_GEN_MB")); err == nil && mb > 0 {
+		size = int64(mb) * 1e6
+	}
+	n, err := genShareGPT(f, size, 2, true)
 	if err != nil {
 		t.Fatal(err)
 	}

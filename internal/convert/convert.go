@@ -107,6 +107,7 @@ type runner struct {
 	partEnds map[string]partEnd // --parts adjacent: base id → end of its last conversation
 	sample   *sampler
 	warnings int
+	out      *output
 }
 
 // Writer receives the converted conversations; *conv.Writer is one.
@@ -119,6 +120,10 @@ type Writer interface {
 // returned as a *jsonl.Error "file:line: field: problem"). Read and write
 // errors and ctx's cancellation end the run; the summary so far is
 // returned with the error. Run does not flush w.
+//
+// Records are decoded, token-counted and (for a JSONL Writer) encoded on
+// all cores; the output, the warnings and the summary are the same as if
+// everything ran in input order on one (see pipeline.go).
 func Run(ctx context.Context, opts Options, w Writer) (*Summary, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -139,73 +144,20 @@ func Run(ctx context.Context, opts Options, w Writer) (*Summary, error) {
 	if opts.Tokenizer != nil {
 		r.sum.Tokenizer = opts.Tokenizer.Name()
 	}
-	m := &merger{mode: opts.Parts, emit: r.emit}
-	for _, name := range opts.Inputs {
-		if err := r.input(ctx, name, m); err != nil {
-			return r.sum, err
-		}
-	}
+	return r.sum, r.run(ctx)
+}
+
+// finish flushes the pending part groups and writes the sample.
+func (r *runner) finish(m *merger) error {
 	if err := m.flush(); err != nil {
-		return r.sum, err
+		return err
 	}
 	if r.sample != nil {
 		for _, it := range r.sample.items() {
-			if err := r.write(it); err != nil {
-				return r.sum, err
-			}
+			r.write(it)
 		}
 	}
-	return r.sum, nil
-}
-
-// input reads one input into m.
-func (r *runner) input(ctx context.Context, name string, m *merger) error {
-	rc, display, err := r.opts.Open(name)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	cr := &countingReader{r: rc}
-	defer func() { r.sum.Bytes += cr.n }()
-	src := newSource(cr, display)
-	dec := decoder{format: r.opts.From}
-	r.sum.Inputs++
-	defer func() {
-		if dec.format != FormatAuto {
-			r.sum.Formats[dec.format]++
-		}
-	}()
-	var rec record
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		data, line, err := src.next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		var je *jsonl.Error
-		if errors.As(err, &je) {
-			// The container is broken: nothing after this point can be
-			// located, so the rest of this input is skipped.
-			return r.malformed(je)
-		}
-		if err != nil {
-			return err
-		}
-		dec.list = src.isList
-		if err := dec.decode(data, &rec); err != nil {
-			if err := r.malformed(&jsonl.Error{File: display, Line: line, Err: err}); err != nil {
-				return err
-			}
-			continue
-		}
-		rec.file, rec.line = display, line
-		r.sum.Records++
-		if err := m.add(rec); err != nil {
-			return err
-		}
-	}
+	return nil
 }
 
 // malformed counts a bad record, or returns it as the error with Strict.
@@ -291,62 +243,66 @@ func (r *runner) emitItem(it item) error {
 		}
 		return nil
 	}
-	return r.write(it)
+	r.write(it)
+	return nil
 }
 
-// write counts tokens, records statistics and writes one conversation.
-func (r *runner) write(it item) error {
+// write records the statistics of one conversation that need no token
+// counts and queues it for token counting and writing (see output).
+func (r *runner) write(it item) {
 	c := &it.c
 	s := r.sum
-	tok := r.opts.Tokenizer
-	if tok != nil {
-		c.Meta["tokenizer"] = tok.Name()
-	}
-	turns, total := 0, 0
+	turns := 0
 	for i := range c.Messages {
-		m := &c.Messages[i]
-		n := 0
-		if tok != nil {
-			n = tok.Count(m.Content)
-			for _, c := range m.ToolCalls {
-				// A tool call's output is its name and arguments.
-				n += tok.Count(c.Function.Name) + tok.Count(c.Function.Arguments)
-			}
-			m.Tokens = n
-			total += n
-		}
-		switch m.Role {
+		switch c.Messages[i].Role {
 		case conv.RoleSystem:
 			s.System++
 		case conv.RoleUser:
 			s.User++
 			turns++
-			if tok != nil {
-				s.UserTokens = append(s.UserTokens, n)
-			}
 		case conv.RoleTool:
 			s.Tool++
 		case conv.RoleAssistant:
 			s.Assistant++
 			turns++
-			if tok != nil {
-				m.OutputTokens = n
-				s.AssistantTokens = append(s.AssistantTokens, n)
-			}
 		}
-	}
-	if tok != nil {
-		s.ConversationTokens = append(s.ConversationTokens, total)
 	}
 	if last := c.Messages[len(c.Messages)-1]; last.Role == conv.RoleUser {
 		s.EndsWithUser++
 	}
 	s.Turns = append(s.Turns, turns)
 	s.Written++
-	if err := r.w.Write(c); err != nil {
-		return fmt.Errorf("write: %w", err)
+	r.out.add(c)
+}
+
+// tokenStats are the token counts of written conversations, in order.
+type tokenStats struct {
+	user, assistant, conversation []int
+}
+
+// countTokens fills c's message token counts and assistant output
+// lengths and appends them to ts.
+func countTokens(c *conv.Conversation, tok Counter, ts *tokenStats) {
+	c.Meta["tokenizer"] = tok.Name()
+	total := 0
+	for i := range c.Messages {
+		m := &c.Messages[i]
+		n := tok.Count(m.Content)
+		for _, c := range m.ToolCalls {
+			// A tool call's output is its name and arguments.
+			n += tok.Count(c.Function.Name) + tok.Count(c.Function.Arguments)
+		}
+		m.Tokens = n
+		total += n
+		switch m.Role {
+		case conv.RoleUser:
+			ts.user = append(ts.user, n)
+		case conv.RoleAssistant:
+			m.OutputTokens = n
+			ts.assistant = append(ts.assistant, n)
+		}
 	}
-	return nil
+	ts.conversation = append(ts.conversation, total)
 }
 
 // countingReader counts the bytes read through it.
