@@ -63,6 +63,10 @@ type Options struct {
 	Log io.Writer
 	// MaxWarnings caps the warnings printed (0: 20); counts stay exact.
 	MaxWarnings int
+
+	// workers (0: GOMAXPROCS) and chunkBytes (0: defaultChunkBytes) tune
+	// the pipeline; tests vary them.
+	workers, chunkBytes int
 }
 
 // Validate checks the options for contradictions.

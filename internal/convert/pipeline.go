@@ -33,21 +33,21 @@ import (
 // sequential run; only how far the reader got (Summary.Bytes after an
 // error) can differ.
 
-// Tuning of the pipeline; tests shrink them to force many chunks.
-var (
-	// chunkBytes is the raw record size at which a chunk is handed to the
-	// decoders.
-	chunkBytes = 256 << 10
-	// workers is the number of decode and of encode goroutines; 0 means
-	// GOMAXPROCS.
-	workers = 0
-)
+// defaultChunkBytes is the raw record size at which a chunk is handed to
+// the decoders (Options.chunkBytes overrides it in tests).
+const defaultChunkBytes = 256 << 10
 
-func workerCount() int {
-	if workers > 0 {
-		return workers
+// tuning returns the number of decode and of encode goroutines and the
+// chunk size.
+func (o *Options) tuning() (workers, chunkBytes int) {
+	workers, chunkBytes = o.workers, o.chunkBytes
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
 	}
-	return runtime.GOMAXPROCS(0)
+	if chunkBytes <= 0 {
+		chunkBytes = defaultChunkBytes
+	}
+	return workers, chunkBytes
 }
 
 // span locates one raw record in a chunk's data.
@@ -96,13 +96,13 @@ func (j *jsonlWriter) Write(c *conv.Conversation) error { return j.cw.Write(c) }
 
 // run drives the pipeline; see the comment at the top of the file.
 func (r *runner) run(ctx context.Context) error {
-	n := workerCount()
+	n, size := r.opts.tuning()
 	inner, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ordered := make(chan *chunk, 2*n)
 	work := make(chan *chunk, n)
 	var wg sync.WaitGroup
-	wg.Go(func() { r.read(inner, ordered, work) })
+	wg.Go(func() { r.read(inner, size, ordered, work) })
 	for range n {
 		wg.Go(func() { r.decodeChunks(work) })
 	}
@@ -128,7 +128,7 @@ func (r *runner) run(ctx context.Context) error {
 // read splits the inputs into chunks, in order, onto ordered (for the
 // convert stage) and work (for the decoders). It stops at a fatal error
 // or when ctx is done.
-func (r *runner) read(ctx context.Context, ordered, work chan<- *chunk) {
+func (r *runner) read(ctx context.Context, size int, ordered, work chan<- *chunk) {
 	defer close(work)
 	defer close(ordered)
 	send := func(c *chunk) bool {
@@ -158,7 +158,7 @@ func (r *runner) read(ctx context.Context, ordered, work chan<- *chunk) {
 			send(&chunk{name: name, fatal: err})
 			return
 		}
-		ok := readInput(ctx, rc, display, send)
+		ok := readInput(ctx, rc, display, size, send)
 		rc.Close()
 		if !ok {
 			return
@@ -168,7 +168,7 @@ func (r *runner) read(ctx context.Context, ordered, work chan<- *chunk) {
 
 // readInput splits one opened input into chunks and hands them to send;
 // it returns false when the run must stop.
-func readInput(ctx context.Context, rc io.Reader, name string, send func(*chunk) bool) bool {
+func readInput(ctx context.Context, rc io.Reader, name string, size int, send func(*chunk) bool) bool {
 	cr := &countingReader{r: rc}
 	src := newSource(cr, name)
 	c := &chunk{name: name, first: true}
@@ -193,11 +193,11 @@ func readInput(ctx context.Context, rc io.Reader, name string, send func(*chunk)
 		start := len(c.data)
 		c.data = append(c.data, data...)
 		c.spans = append(c.spans, span{start, len(c.data), line})
-		if len(c.data) >= chunkBytes {
+		if len(c.data) >= size {
 			if !send(c) {
 				return false
 			}
-			c = &chunk{name: name, data: make([]byte, 0, chunkBytes+chunkBytes/4)}
+			c = &chunk{name: name, data: make([]byte, 0, size+size/4)}
 		}
 	}
 }
