@@ -234,15 +234,16 @@ func (d *decoder) message() (conv.Message, bool, error) {
 		toolCalls          []byte
 	)
 	err := sc.object(func(key []byte) error {
-		switch k := string(key); k {
+		switch k := messageKey(key); k {
 		case "from", "role":
 			if sc.kind() != "string" {
 				return fmt.Errorf("%s: expected string, got JSON %s", k, sc.kind())
 			}
-			r, err := sc.str()
+			b, err := sc.rawString()
 			if err != nil {
 				return fmt.Errorf("%s: %w", k, err)
 			}
+			r := internRole(b)
 			if !haveRole || k == "from" || roleKey != "from" {
 				role, roleKey, haveRole = r, k, true
 			}
@@ -328,6 +329,32 @@ func (d *decoder) message() (conv.Message, bool, error) {
 		m.ToolCalls = calls
 	}
 	return m, false, nil
+}
+
+// messageKey returns the message keys the decoder reads as constants, so
+// that naming them allocates nothing, and "" for any other key.
+func messageKey(key []byte) string {
+	for _, k := range [...]string{"from", "value", "role", "content", "tool_calls", "tool_call_id"} {
+		if string(key) == k {
+			return k
+		}
+	}
+	return ""
+}
+
+// roleNames are the common role spellings, shared by every message
+// instead of allocated for each.
+var roleNames = [...]string{"human", "gpt", "user", "assistant", "system", "tool", "function", "model"}
+
+// internRole returns the role b as a string, allocating only for rare
+// spellings.
+func internRole(b []byte) string {
+	for _, r := range roleNames {
+		if string(b) == r {
+			return r
+		}
+	}
+	return string(b)
 }
 
 // content decodes message text: a string, null (empty), or OpenAI content

@@ -184,10 +184,13 @@ func (s *scanner) rawString() ([]byte, error) {
 			if ascii || utf8.Valid(b) {
 				return b, nil
 			}
-			return s.unquote(start)
+			return s.unquote(start, start)
+		}
+		if c == '\\' && ascii {
+			return s.unquote(start, i)
 		}
 		if c == '\\' {
-			return s.unquote(start)
+			return s.unquote(start, start)
 		}
 		if c < 0x20 {
 			s.pos = i
@@ -202,10 +205,11 @@ func (s *scanner) rawString() ([]byte, error) {
 }
 
 // unquote decodes the string starting at data[start] (after the quote)
-// slowly: escapes, and invalid UTF-8 replaced by U+FFFD as encoding/json does.
-func (s *scanner) unquote(start int) ([]byte, error) {
-	b := s.buf[:0]
-	i := start
+// slowly: escapes, and invalid UTF-8 replaced by U+FFFD as encoding/json
+// does. data[start:plain] is known to be plain ASCII.
+func (s *scanner) unquote(start, plain int) ([]byte, error) {
+	b := append(s.buf[:0], s.data[start:plain]...)
+	i := plain
 	for i < len(s.data) {
 		c := s.data[i]
 		switch {
@@ -260,8 +264,13 @@ func (s *scanner) unquote(start int) ([]byte, error) {
 			s.pos = i
 			return nil, s.syntaxf("control character in string")
 		case c < utf8.RuneSelf:
-			b = append(b, c)
-			i++
+			// Copy the run of plain ASCII at once.
+			j := i + 1
+			for j < len(s.data) && plainASCII[s.data[j]] {
+				j++
+			}
+			b = append(b, s.data[i:j]...)
+			i = j
 		default:
 			r, size := utf8.DecodeRune(s.data[i:])
 			if r == utf8.RuneError && size == 1 {
@@ -276,6 +285,15 @@ func (s *scanner) unquote(start int) ([]byte, error) {
 	s.buf = b
 	return nil, s.syntaxf("unterminated string")
 }
+
+// plainASCII marks the ASCII bytes a string holds as they are: not a
+// quote, a backslash or a control character.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func hex4(data []byte, i int) (rune, bool) {
 	if i+4 > len(data) {
