@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-
-	"github.com/mtkit/mtkit/internal/conv"
 )
 
 // BenchmarkConvert measures end-to-end conversion throughput (input MB/s)
@@ -67,8 +65,7 @@ func benchRun(b *testing.B, open Opener, inputs ...string) {
 	if len(inputs) == 0 {
 		inputs = []string{"bench"}
 	}
-	w := conv.NewWriter(io.Discard)
-	sum, err := Run(context.Background(), Options{Inputs: inputs, Open: open, Dedupe: true}, w)
+	sum, err := Run(context.Background(), Options{Inputs: inputs, Open: open, Dedupe: true}, JSONL(io.Discard))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -112,6 +112,7 @@ type runner struct {
 	sample   *sampler
 	warnings int
 	out      *output
+	free     chan []byte // chunk buffers the convert stage is done with
 }
 
 // Writer receives the converted conversations; *conv.Writer is one.

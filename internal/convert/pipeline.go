@@ -101,6 +101,7 @@ func (r *runner) run(ctx context.Context) error {
 	defer cancel()
 	ordered := make(chan *chunk, 2*n)
 	work := make(chan *chunk, n)
+	r.free = make(chan []byte, 3*n+2)
 	var wg sync.WaitGroup
 	wg.Go(func() { r.read(inner, size, ordered, work) })
 	for range n {
@@ -158,7 +159,7 @@ func (r *runner) read(ctx context.Context, size int, ordered, work chan<- *chunk
 			send(&chunk{name: name, fatal: err})
 			return
 		}
-		ok := readInput(ctx, rc, display, size, send)
+		ok := readInput(ctx, rc, display, size, r.free, send)
 		rc.Close()
 		if !ok {
 			return
@@ -168,7 +169,8 @@ func (r *runner) read(ctx context.Context, size int, ordered, work chan<- *chunk
 
 // readInput splits one opened input into chunks and hands them to send;
 // it returns false when the run must stop.
-func readInput(ctx context.Context, rc io.Reader, name string, size int, send func(*chunk) bool) bool {
+// Chunk buffers come from free when the convert stage has returned some.
+func readInput(ctx context.Context, rc io.Reader, name string, size int, free <-chan []byte, send func(*chunk) bool) bool {
 	cr := &countingReader{r: rc}
 	src := newSource(cr, name)
 	c := &chunk{name: name, first: true}
@@ -197,7 +199,11 @@ func readInput(ctx context.Context, rc io.Reader, name string, size int, send fu
 			if !send(c) {
 				return false
 			}
-			c = &chunk{name: name, data: make([]byte, 0, size+size/4)}
+			c = &chunk{name: name}
+			select {
+			case c.data = <-free:
+			default:
+			}
 		}
 	}
 }
@@ -271,6 +277,10 @@ func (r *runner) convert(ctx context.Context, ordered <-chan *chunk) error {
 				return err
 			}
 		}
+		select {
+		case r.free <- c.data[:0]:
+		default:
+		}
 		c.decoded, c.data = nil, nil
 		if c.last {
 			r.sum.Bytes += c.bytes
@@ -316,8 +326,8 @@ type output struct {
 // batch is the conversations written while converting one chunk.
 type batch struct {
 	convs  []*conv.Conversation
-	buf    bytes.Buffer // their JSON lines (JSONL writer)
-	err    error        // encoding error after buf's lines
+	buf    *bytes.Buffer // their JSON lines (JSONL writer)
+	err    error         // encoding error after buf's lines
 	tokens tokenStats
 	done   chan struct{}
 }
@@ -375,7 +385,8 @@ func (o *output) encode() {
 	for b := range o.work {
 		var enc *conv.Writer
 		if o.jsonl != nil {
-			enc = conv.NewWriter(&b.buf)
+			b.buf = bufPool.Get().(*bytes.Buffer)
+			enc = conv.NewWriter(b.buf)
 		}
 		for _, c := range b.convs {
 			if o.tok != nil {
@@ -414,9 +425,16 @@ func (o *output) write() {
 	}
 }
 
+// bufPool recycles the batches' line buffers.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 func (o *output) writeBatch(b *batch) error {
 	if o.jsonl != nil {
-		if _, err := o.jsonl.w.Write(b.buf.Bytes()); err != nil {
+		_, err := o.jsonl.w.Write(b.buf.Bytes())
+		b.buf.Reset()
+		bufPool.Put(b.buf)
+		b.buf = nil
+		if err != nil {
 			return fmt.Errorf("write: %w", err)
 		}
 		return b.err

@@ -177,6 +177,15 @@ func (a *arraySplitter) finish() error {
 	return a.errf(a.line, fmt.Errorf("%w: unexpected %q after the JSON array", errSyntax, c))
 }
 
+// stringPlain marks the bytes that scanElement passes over inside a
+// string: all but '\\', '"' and '\n'.
+var stringPlain = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c != '\\' && c != '"' && c != '\n'
+	}
+	return t
+}()
+
 // scanElement reads one element into a.elem: a container up to its
 // matching close, or a scalar up to the next ',' or ']' (not consumed).
 func (a *arraySplitter) scanElement() error {
@@ -196,9 +205,14 @@ func (a *arraySplitter) scanElement() error {
 		}
 		i := 0
 		for ; i < len(buf); i++ {
-			c := buf[i]
 			if inString {
-				switch c {
+				for i < len(buf) && stringPlain[buf[i]] {
+					i++
+				}
+				if i == len(buf) {
+					break
+				}
+				switch buf[i] {
 				case '\\':
 					i++ // the escaped byte can never end the string
 				case '"':
@@ -208,7 +222,7 @@ func (a *arraySplitter) scanElement() error {
 				}
 				continue
 			}
-			switch c {
+			switch buf[i] {
 			case '"':
 				inString = true
 			case '{', '[':
