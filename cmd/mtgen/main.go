@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"strings"
 
@@ -113,15 +114,12 @@ func generate(ctx context.Context, s command.Streams, o *options) error {
 	}
 	stop, _, release := command.Interrupts(ctx, s.Signals)
 	defer release()
-	out, err := iox.Create(o.output, s.Out)
-	if err != nil {
-		return err
-	}
+	out := &lazyOutput{path: o.output, stdout: s.Out}
 	_, err = gen.Run(stop, gen.Options{
 		ConfigPath: o.config, Overrides: o.gen, Tokenizer: tok,
 		TokenizerName: o.tokenizer, Workers: o.workers,
 	}, conv.NewWriter(out), s.Err)
-	if cerr := out.Close(); err == nil {
+	if cerr := out.close(err == nil); err == nil {
 		err = cerr
 	}
 	switch {
@@ -131,4 +129,45 @@ func generate(ctx context.Context, s command.Streams, o *options) error {
 		return command.Exit(command.ExitInterrupted, nil)
 	}
 	return err
+}
+
+// lazyOutput creates -o at the first write, so that a flag value the
+// generator rejects leaves an existing file as it was.
+type lazyOutput struct {
+	path   string
+	stdout io.Writer
+	out    *iox.Output
+}
+
+func (l *lazyOutput) Write(p []byte) (int, error) {
+	if l.out == nil {
+		out, err := iox.Create(l.path, l.stdout)
+		if err != nil {
+			return 0, err
+		}
+		l.out = out
+	}
+	return l.out.Write(p)
+}
+
+// Flush flushes the output once created.
+func (l *lazyOutput) Flush() error {
+	if l.out == nil {
+		return nil
+	}
+	return l.out.Flush()
+}
+
+// close closes the output, creating it (empty) first if ok and nothing
+// was written.
+func (l *lazyOutput) close(ok bool) error {
+	if l.out == nil && ok {
+		if _, err := l.Write(nil); err != nil {
+			return err
+		}
+	}
+	if l.out == nil {
+		return nil
+	}
+	return l.out.Close()
 }

@@ -118,7 +118,12 @@ OPTIONS:{{$cat := ""}}{{range .VisibleFlags}}{{if ne .GetCategory $cat}}{{$cat =
 // error to stderr as "name: message".
 func Run(ctx context.Context, app *cli.App, args []string) int {
 	withOwnHelpAndVersion(app)
-	err := app.RunContext(ctx, OptionsFirst(app.Flags, args))
+	args, err := OptionsFirst(app.Flags, args)
+	if err != nil {
+		fmt.Fprintf(app.ErrWriter, "%s: %v (see %s --help)\n", app.Name, err, app.Name)
+		return ExitUsage
+	}
+	err = app.RunContext(ctx, args)
 	if err == nil {
 		return ExitOK
 	}
