@@ -50,3 +50,55 @@ func TestOptionsFirst(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOptionsFirst: reordering never loses, adds or duplicates an
+// argument, keeps the program name first and keeps the order of the
+// options and of the other arguments among themselves.
+func FuzzOptionsFirst(f *testing.F) {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}},
+	}
+	for _, s := range []string{"a.json -o out", "a -- -o x", "-qo x a b", "a -o", "- -q --output=x", "-- --"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		in := append([]string{"tool"}, strings.Fields(s)...)
+		got, err := OptionsFirst(flags, in)
+		if err != nil {
+			return
+		}
+		if got[0] != "tool" {
+			t.Fatalf("%q → %q: program name moved", in, got)
+		}
+		a, b := slices.Clone(in), slices.Clone(got)
+		slices.Sort(a)
+		slices.Sort(b)
+		if !slices.Equal(a, b) {
+			t.Fatalf("%q → %q: not a reordering", in, got)
+		}
+		// With "--", what follows it is the input's non-option arguments
+		// in their order.
+		if i := slices.Index(got, "--"); i >= 0 && !slices.Equal(got[i+1:], positional(in)) {
+			t.Fatalf("%q → %q: arguments reordered", in, got)
+		}
+	})
+}
+
+// positional returns the arguments of in that are not options or
+// their values (the fuzzed flags' option values, spelled -o, --output or
+// a run of short options ending in o).
+func positional(in []string) []string {
+	var out []string
+	for i := 1; i < len(in); i++ {
+		switch a := in[i]; {
+		case a == "--":
+			return append(out, in[i+1:]...)
+		case a == "--output" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Trim(a[1:], "qo") == "" && strings.HasSuffix(a, "o"):
+			i++
+		case a == "-" || !strings.HasPrefix(a, "-"):
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	stdjson "encoding/json"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +33,8 @@ var scanLibs = []struct {
 	{"hand-written", func(b []byte) ([]string, error) {
 		// The decoder keeps its scratch buffer between records, as each
 		// of Run's decode workers does.
-		d := &benchDecoder
+		d := benchDecoders.Get().(*decoder)
+		defer benchDecoders.Put(d)
 		d.format = FormatAuto
 		var rec record
 		if err := d.decode(b, &rec); err != nil {
@@ -51,9 +53,8 @@ var scanLibs = []struct {
 	{"segmentio", libTexts(segjson.Unmarshal)},
 }
 
-// benchDecoder is the hand-written decoder of BenchmarkScanJSON, which
-// runs its cases one at a time.
-var benchDecoder decoder
+// benchDecoders are the hand-written decoders of the benchmark, reused.
+var benchDecoders = sync.Pool{New: func() any { return new(decoder) }}
 
 func libTexts(unmarshal func([]byte, any) error) func(b []byte) ([]string, error) {
 	return func(b []byte) ([]string, error) {
