@@ -30,8 +30,9 @@ import (
 // chunks per worker whatever the input size. Everything that decides what
 // is written, and every warning, happens in the convert stage in input
 // order, so the output, the warnings and the summary are those of a
-// sequential run; only how far the reader got (Summary.Bytes after an
-// error) can differ.
+// sequential run. Only after an error can the summary differ: Bytes counts
+// what the reader had read, and after a write error Written may count
+// conversations queued behind the one that failed.
 
 // defaultChunkBytes is the raw record size at which a chunk is handed to
 // the decoders (Options.chunkBytes overrides it in tests).
