@@ -26,7 +26,7 @@ var chunkLibs = []struct {
 		if !ok || len(cs) != 1 {
 			return "", "", errStream
 		}
-		return cs[0].content, cs[0].finish, nil
+		return string(cs[0].content), string(cs[0].finish), nil
 	}},
 	{"goccy", libDecode(goccy.Unmarshal)},
 	{"std-v1", libDecode(stdjson.Unmarshal)},

@@ -34,7 +34,13 @@ type choiceResult struct {
 // deltas (an answer that calls a tool streams no content), timed as
 // content.
 func (c *choiceResult) token(now time.Time, content, reasoning, tool string) {
-	if content == "" && reasoning == "" && tool == "" {
+	addToken(c, now, content, reasoning, tool)
+}
+
+// addToken is token for deltas held as strings (encoding/json) or as
+// slices of the chunk (the fast parser, which thus copies nothing twice).
+func addToken[S ~string | ~[]byte](c *choiceResult, now time.Time, content, reasoning, tool S) {
+	if len(content) == 0 && len(reasoning) == 0 && len(tool) == 0 {
 		return
 	}
 	if c.FirstToken.IsZero() {
@@ -42,13 +48,13 @@ func (c *choiceResult) token(now time.Time, content, reasoning, tool string) {
 	} else {
 		c.ITL = append(c.ITL, int64(now.Sub(c.LastToken)))
 	}
-	if (content != "" || tool != "") && c.FirstContent.IsZero() {
+	if (len(content) != 0 || len(tool) != 0) && c.FirstContent.IsZero() {
 		c.FirstContent = now
 	}
 	c.ToolCalls = append(c.ToolCalls, tool...)
 	c.LastToken = now
 	c.Chunks++
-	if reasoning != "" {
+	if len(reasoning) != 0 {
 		c.ReasonChunks++
 		c.Reasoning = append(c.Reasoning, reasoning...)
 	}
@@ -151,9 +157,9 @@ func (r *response) apply(data []byte, now time.Time, streaming bool) error {
 			for i := range cs {
 				f := &cs[i]
 				cr := r.choice(f.index)
-				cr.token(now, f.content+f.text, f.reasoningContent+f.reasoning, "")
-				if f.finish != "" {
-					cr.FinishReason = f.finish
+				addToken(cr, now, join(f.content, f.text), join(f.reasoningContent, f.reasoning), nil)
+				if len(f.finish) > 0 {
+					cr.FinishReason = string(f.finish)
 				}
 			}
 			return nil
@@ -316,11 +322,24 @@ func (r *response) finished() bool {
 	return true
 }
 
-// fastChoice is one choice of a streamed chunk read by parseFastChunk.
+// fastChoice is one choice of a streamed chunk read by parseFastChunk;
+// the strings are slices of the chunk.
 type fastChoice struct {
 	index                                      int
-	content, reasoningContent, reasoning, text string
-	finish                                     string
+	content, reasoningContent, reasoning, text []byte
+	finish                                     []byte
+}
+
+// join is a+b, without a copy when one of them is empty (the common
+// case: chat chunks carry content, completions chunks text).
+func join(a, b []byte) []byte {
+	switch {
+	case len(b) == 0:
+		return a
+	case len(a) == 0:
+		return b
+	}
+	return append(append(make([]byte, 0, len(a)+len(b)), a...), b...)
 }
 
 // parseFastChunk parses a streamed chunk of the common shape without
@@ -344,11 +363,11 @@ func parseFastChunk(d []byte, out []fastChoice) (cs []fastChoice, ok bool) {
 		return out, p.end()
 	}
 	for {
-		key, ok := p.str()
+		key, ascii, ok := p.strBytes()
 		if !ok || !p.colon() {
 			return nil, false
 		}
-		switch key {
+		switch string(key) {
 		case "choices":
 			if seenChoices {
 				return nil, false
@@ -362,7 +381,7 @@ func parseFastChunk(d []byte, out []fastChoice) (cs []fastChoice, ok bool) {
 				return nil, false
 			}
 		default:
-			if foldsTo(key, "choices", "usage", "error", "kv_transfer_params") || !p.skip(0) {
+			if foldsTo(key, ascii, "choices", "usage", "error", "kv_transfer_params") || !p.skip(0) {
 				return nil, false
 			}
 		}
@@ -431,44 +450,53 @@ func (p *fastParser) next(closing byte) bool {
 	return false
 }
 
-// strBytes reads a string without escapes and with valid UTF-8.
-func (p *fastParser) strBytes() ([]byte, bool) {
+// strBytes reads a string without escapes and with valid UTF-8; ascii
+// reports whether it is all ASCII.
+func (p *fastParser) strBytes() (s []byte, ascii, ok bool) {
 	if !p.eat('"') {
-		return nil, false
+		return nil, false, false
 	}
 	start := p.i
-	ascii := true
+	ascii = true
 	for p.i < len(p.d) {
 		c := p.d[p.i]
+		if plainASCII[c] {
+			p.i++
+			continue
+		}
 		switch {
 		case c == '"':
 			s := p.d[start:p.i]
 			p.i++
 			if !ascii && !utf8.Valid(s) {
-				return nil, false
+				return nil, false, false
 			}
-			return s, true
+			return s, ascii, true
 		case c == '\\' || c < 0x20:
-			return nil, false
-		case c >= 0x80:
-			ascii = false
+			return nil, false, false
 		}
+		ascii = false
 		p.i++
 	}
-	return nil, false
+	return nil, false, false
 }
 
-func (p *fastParser) str() (string, bool) {
-	b, ok := p.strBytes()
-	return string(b), ok
-}
-
-// strOrNull reads a string or null ("").
-func (p *fastParser) strOrNull() (string, bool) {
-	if p.null() {
-		return "", true
+// plainASCII marks the bytes a string may hold as they are: printable
+// ASCII other than '"' and '\\'.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
 	}
-	return p.str()
+	return t
+}()
+
+// strOrNull reads a string or null (nil).
+func (p *fastParser) strOrNull() ([]byte, bool) {
+	if p.null() {
+		return nil, true
+	}
+	s, _, ok := p.strBytes()
+	return s, ok
 }
 
 // null consumes a null literal.
@@ -487,7 +515,7 @@ func (p *fastParser) skip(depth int) bool {
 	}
 	switch c := p.d[p.i]; {
 	case c == '"':
-		_, ok := p.strBytes()
+		_, _, ok := p.strBytes()
 		return ok
 	case c == '{' || c == '[':
 		closing := byte('}')
@@ -501,7 +529,7 @@ func (p *fastParser) skip(depth int) bool {
 		}
 		for {
 			if c == '{' {
-				if _, ok := p.strBytes(); !ok || !p.colon() {
+				if _, _, ok := p.strBytes(); !ok || !p.colon() {
 					return false
 				}
 			}
@@ -584,12 +612,12 @@ func (p *fastParser) choices(out []fastChoice) ([]fastChoice, bool) {
 		p.ws()
 		if !p.eat('}') {
 			for {
-				key, ok := p.str()
+				key, ascii, ok := p.strBytes()
 				if !ok || !p.colon() {
 					return nil, false
 				}
 				k := -1
-				switch key {
+				switch string(key) {
 				case "index":
 					k = 0
 					n, ok := p.number()
@@ -622,7 +650,7 @@ func (p *fastParser) choices(out []fastChoice) ([]fastChoice, bool) {
 						return nil, false
 					}
 				default:
-					if foldsTo(key, "index", "delta", "text", "finish_reason", "kv_transfer_params", "message") || !p.skip(0) {
+					if foldsTo(key, ascii, "index", "delta", "text", "finish_reason", "kv_transfer_params", "message") || !p.skip(0) {
 						return nil, false
 					}
 				}
@@ -661,13 +689,13 @@ func (p *fastParser) delta(c *fastChoice) bool {
 	}
 	var seen [3]bool
 	for {
-		key, ok := p.str()
+		key, ascii, ok := p.strBytes()
 		if !ok || !p.colon() {
 			return false
 		}
-		var dst *string
+		var dst *[]byte
 		k := -1
-		switch key {
+		switch string(key) {
 		case "content":
 			dst, k = &c.content, 0
 		case "reasoning_content":
@@ -684,7 +712,7 @@ func (p *fastParser) delta(c *fastChoice) bool {
 				p.i += 2
 			}
 		default:
-			if foldsTo(key, "content", "reasoning_content", "reasoning", "tool_calls") || !p.skip(0) {
+			if foldsTo(key, ascii, "content", "reasoning_content", "reasoning", "tool_calls") || !p.skip(0) {
 				return false
 			}
 		}
@@ -704,12 +732,33 @@ func (p *fastParser) delta(c *fastChoice) bool {
 }
 
 // foldsTo reports whether key matches one of names case-insensitively
-// (encoding/json would then fill that field).
-func foldsTo(key string, names ...string) bool {
+// (encoding/json would then fill that field). An ASCII key can fold only
+// to a name of its length; others (Kelvin sign, long s) take
+// strings.EqualFold.
+func foldsTo(key []byte, ascii bool, names ...string) bool {
 	for _, n := range names {
-		if strings.EqualFold(key, n) {
+		if ascii {
+			if len(key) == len(n) && asciiFold(key, n) {
+				return true
+			}
+		} else if strings.EqualFold(string(key), n) {
 			return true
 		}
 	}
 	return false
+}
+
+// asciiFold reports whether the ASCII key equals name, a lower-case
+// ASCII name, ignoring case; len(key) == len(name).
+func asciiFold(key []byte, name string) bool {
+	for i := range len(name) {
+		c := key[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[i] {
+			return false
+		}
+	}
+	return true
 }
