@@ -46,6 +46,9 @@ type turnSpec struct {
 	more      []conv.Message
 	reference *conv.Message // the dataset's answer, if any
 	maxTokens int
+	// tokens are the client's token counts of input() once runTurn has
+	// counted them (nil: not counted), so consume does not count again.
+	tokens []int
 }
 
 // input returns the messages the turn adds before the answer.
@@ -106,22 +109,33 @@ func wire(m conv.Message) conv.Message {
 
 // push appends a message to the history.
 func (s *session) push(m conv.Message, o *Options) {
+	s.pushCounted(m, o.count(m.Content))
+}
+
+// pushCounted appends a message whose client token count is n (-1:
+// unknown) to the history.
+func (s *session) pushCounted(m conv.Message, n int) {
 	m = wire(m)
 	s.hist = append(s.hist, m)
 	s.transcript = append(s.transcript, m)
-	n := -1
-	if o.Tokenizer != nil {
-		n = o.Tokenizer.Count(m.Content)
-	}
 	s.tokens = append(s.tokens, n)
 }
 
+// count is the client tokenizer's count of text (-1: no tokenizer).
+func (o *Options) count(text string) int {
+	if o.Tokenizer == nil {
+		return -1
+	}
+	return o.Tokenizer.Count(text)
+}
+
 // consume marks the current user turn as sent, successfully or not. On
-// success the user message and the model's answer join the history; on
+// success the user message and the model's answer (whose client token
+// count is answerTokens; uncounted: not counted yet) join the history; on
 // failure the history stays at the last successful context. With history
 // "none" (each user message a whole prompt, as in traces) nothing joins
 // it: every turn sends the system messages and its own message only.
-func (s *session) consume(t turnSpec, answer *conv.Message, o *Options) {
+func (s *session) consume(t turnSpec, answer *conv.Message, answerTokens int, o *Options) {
 	s.pos += 1 + len(t.more)
 	if t.reference != nil {
 		s.pos++
@@ -133,10 +147,17 @@ func (s *session) consume(t turnSpec, answer *conv.Message, o *Options) {
 		}
 		s.transcript = append(s.transcript, wire(*answer))
 	} else if answer != nil {
-		for _, m := range t.input() {
-			s.push(m, o)
+		for i, m := range t.input() {
+			if t.tokens != nil {
+				s.pushCounted(m, t.tokens[i])
+			} else {
+				s.push(m, o)
+			}
 		}
-		s.push(*answer, o)
+		if answerTokens == uncounted {
+			answerTokens = o.count(answer.Content)
+		}
+		s.pushCounted(*answer, answerTokens)
 	} else {
 		// The failed messages were sent: they stay in the transcript,
 		// not in the history.
@@ -167,6 +188,9 @@ func (o *Options) outputTokens(ref *conv.Message) int {
 	}
 	return n
 }
+
+// uncounted marks a token count not computed yet.
+const uncounted = -2
 
 // messageOverhead is the client's estimate of the chat template's tokens
 // per message (role markers, separators), used only by the context guard.

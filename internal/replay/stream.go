@@ -28,6 +28,10 @@ type choiceResult struct {
 	ITL          []int64 // gaps between token-bearing chunks, ns
 	FinishReason string
 	Extra        json.RawMessage // per-choice server extras (e.g. kv_transfer_params)
+	// tokens is the client tokenizer's count of Reasoning+Content, once
+	// counted (the record's client_completion_tokens; the history reuses it).
+	tokens  int
+	counted bool
 }
 
 // token folds one delta into the choice; tool is the text of tool-call

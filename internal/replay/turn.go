@@ -37,8 +37,10 @@ func (r *runner) runTurn(s *session) {
 	input := t.input()
 	userTokens := 0
 	if o.Tokenizer != nil {
-		for _, m := range input {
-			userTokens += o.Tokenizer.Count(m.Content)
+		t.tokens = make([]int, len(input))
+		for i, m := range input {
+			t.tokens[i] = o.Tokenizer.Count(m.Content)
+			userTokens += t.tokens[i]
 		}
 	}
 	clientPrompt := s.guard(t.user, userTokens, t.maxTokens, r.maxLen)
@@ -103,7 +105,7 @@ func (r *runner) runTurn(s *session) {
 	s.lastEnd = a.Resp.End
 	if a.Err != nil {
 		s.failed = true
-		s.consume(t, nil, o)
+		s.consume(t, nil, uncounted, o)
 		if o.OnFailure == AbandonConversation || a.Class == record.ErrCanceled {
 			s.ended = true
 			if a.Class != record.ErrCanceled {
@@ -118,19 +120,23 @@ func (r *runner) runTurn(s *session) {
 	if u := a.Resp.Usage; u != nil && u.PromptTokens != nil && o.Tokenizer != nil && clientPrompt > 0 {
 		s.promptScale = float64(*u.PromptTokens) / float64(clientPrompt)
 	}
-	live := ""
+	live, liveTokens := "", uncounted
 	if len(a.Resp.Choices) > 0 {
 		c := a.Resp.Choices[0]
 		live = string(c.Content)
 		if o.KeepReasoning && len(c.Reasoning) > 0 {
 			live = string(c.Reasoning) + live
 		}
+		if c.counted && (o.KeepReasoning || len(c.Reasoning) == 0) {
+			// The record's count is of the same text.
+			liveTokens = c.tokens
+		}
 	}
 	answer := t.answer(live)
 	if o.PrintContent {
 		r.printContent(s, "<<<", answer.Content)
 	}
-	s.consume(t, &answer, o)
+	s.consume(t, &answer, liveTokens, o)
 }
 
 // backoff sleeps before a retry: exponential with jitter, or the server's
@@ -219,7 +225,10 @@ func (r *runner) records(s *session, t turnSpec, a *attempt, info *turnInfo) []*
 			}
 		}
 		if r.o.Tokenizer != nil && (len(c.Content) > 0 || len(c.Reasoning) > 0) {
-			rec.ClientCompletionTokens = int64(r.o.Tokenizer.Count(string(c.Reasoning) + string(c.Content)))
+			if !c.counted {
+				c.tokens, c.counted = r.o.Tokenizer.Count(string(c.Reasoning)+string(c.Content)), true
+			}
+			rec.ClientCompletionTokens = int64(c.tokens)
 		}
 		tokens := int64(c.Chunks)
 		if len(choices) == 1 && rec.CompletionTokens != nil {
