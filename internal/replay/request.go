@@ -3,6 +3,8 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mtkit/mtkit/internal/conv"
@@ -19,8 +21,11 @@ const (
 
 // requestSpec is everything that shapes one request body.
 type requestSpec struct {
-	Model          string
-	Messages       []conv.Message
+	Model    string
+	Messages []conv.Message
+	// Encoded, when not nil, holds the JSON of a prefix of Messages as
+	// encodeMessage gives it (the session's history, encoded once).
+	Encoded        []json.RawMessage
 	Tools          []json.RawMessage // sent as "tools" (chat API) when non-empty
 	MaxTokens      int
 	MinTokens      int
@@ -35,74 +40,207 @@ type wireMessage struct {
 	ToolCallID string          `json:"tool_call_id,omitempty"`
 }
 
-// buildBody renders the JSON request body. It is done before the clock of
-// the request starts.
-func (o *Options) buildBody(s requestSpec) ([]byte, error) {
-	body := make(map[string]any, 12+len(o.ExtraBody))
-	for k, v := range o.ExtraBody {
-		body[k] = v
+// encodeMessage is the JSON of a message in a request's "messages", as
+// encoding/json writes a wireMessage (which it does itself for tool
+// calls).
+func encodeMessage(m conv.Message) (json.RawMessage, error) {
+	if len(m.ToolCalls) > 0 {
+		return json.Marshal(wireMessage{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
 	}
-	body["model"] = s.Model
-	if o.API == APICompletions {
-		body["prompt"] = completionPrompt(s.Messages)
-	} else {
-		msgs := make([]wireMessage, len(s.Messages))
-		for i, m := range s.Messages {
-			msgs[i] = wireMessage{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
+	b := make([]byte, 0, len(m.Role)+len(m.Content)+len(m.ToolCallID)+40)
+	b = append(b, `{"role":`...)
+	b = appendString(b, m.Role)
+	b = append(b, `,"content":`...)
+	b = appendString(b, m.Content)
+	if m.ToolCallID != "" {
+		b = append(b, `,"tool_call_id":`...)
+		b = appendString(b, m.ToolCallID)
+	}
+	return append(b, '}'), nil
+}
+
+// buildBody renders the JSON request body. It is done before the clock of
+// the request starts. The bytes are those of encoding/json marshalling
+// the body as a map (keys sorted, HTML-escaped strings), which
+// TestRequestBodyBytes and FuzzRequestBody check, but written field by
+// field in key order: the history's messages are encoded once
+// (requestSpec.Encoded), not again for every turn.
+func (o *Options) buildBody(s requestSpec) ([]byte, error) {
+	n := 256 + len(s.Model) + len(s.ConversationID)
+	for _, e := range s.Encoded {
+		n += len(e) + 1
+	}
+	for _, m := range s.Messages[len(s.Encoded):] {
+		n += len(m.Content) + 64
+	}
+	w := bodyWriter{out: make([]byte, 0, n), extra: o.ExtraBody}
+	if len(o.ExtraBody) > 0 {
+		w.extras = make([]string, 0, len(o.ExtraBody))
+		for k := range o.ExtraBody {
+			w.extras = append(w.extras, k)
 		}
-		body["messages"] = msgs
-		if len(s.Tools) > 0 {
-			body["tools"] = s.Tools
-			if len(o.ToolChoice) > 0 {
-				body["tool_choice"] = o.ToolChoice
-			}
-		}
+		slices.Sort(w.extras)
+	}
+	w.out = append(w.out, '{')
+	// The fields in the order of their keys.
+	if s.ConversationID != "" {
+		w.key("conversation_id")
+		w.out = appendString(w.out, s.ConversationID)
+	}
+	if o.IgnoreEOS {
+		w.key("ignore_eos")
+		w.out = append(w.out, "true"...)
 	}
 	if s.MaxTokens > 0 {
 		if o.API == APIChat && o.MaxCompletionTokensField {
-			body["max_completion_tokens"] = s.MaxTokens
+			w.key("max_completion_tokens")
 		} else {
-			body["max_tokens"] = s.MaxTokens
+			w.key("max_tokens")
 		}
+		w.out = strconv.AppendInt(w.out, int64(s.MaxTokens), 10)
+	}
+	chat := o.API != APICompletions
+	if chat {
+		w.key("messages")
+		w.messages(s.Messages, s.Encoded)
 	}
 	if s.MinTokens > 0 {
-		body["min_tokens"] = s.MinTokens
+		w.key("min_tokens")
+		w.out = strconv.AppendInt(w.out, int64(s.MinTokens), 10)
 	}
-	if o.Stream {
-		so := map[string]any{}
-		if o.IncludeUsage {
-			so["include_usage"] = true
-		}
-		if o.ContinuousUsage {
-			so["continuous_usage_stats"] = true
-		}
-		body["stream"] = true
-		if len(so) > 0 {
-			body["stream_options"] = so
-		}
-	} else {
-		body["stream"] = false
+	w.key("model")
+	w.out = appendString(w.out, s.Model)
+	if o.N > 1 {
+		w.key("n")
+		w.out = strconv.AppendInt(w.out, int64(o.N), 10)
 	}
-	if o.Temperature != nil {
-		body["temperature"] = *o.Temperature
+	if !chat {
+		w.key("prompt")
+		w.out = appendString(w.out, completionPrompt(s.Messages))
 	}
 	if o.Seed != nil {
-		body["seed"] = *o.Seed
+		w.key("seed")
+		w.out = strconv.AppendInt(w.out, *o.Seed, 10)
 	}
-	if o.IgnoreEOS {
-		body["ignore_eos"] = true
+	w.key("stream")
+	w.out = strconv.AppendBool(w.out, o.Stream)
+	if o.Stream && (o.IncludeUsage || o.ContinuousUsage) {
+		w.key("stream_options")
+		switch {
+		case o.IncludeUsage && o.ContinuousUsage:
+			w.out = append(w.out, `{"continuous_usage_stats":true,"include_usage":true}`...)
+		case o.IncludeUsage:
+			w.out = append(w.out, `{"include_usage":true}`...)
+		default:
+			w.out = append(w.out, `{"continuous_usage_stats":true}`...)
+		}
 	}
-	if o.N > 1 {
-		body["n"] = o.N
+	if o.Temperature != nil {
+		w.key("temperature")
+		w.value(*o.Temperature)
 	}
-	if s.ConversationID != "" {
-		body["conversation_id"] = s.ConversationID
+	if chat && len(s.Tools) > 0 {
+		if len(o.ToolChoice) > 0 {
+			w.key("tool_choice")
+			w.value(o.ToolChoice)
+		}
+		w.key("tools")
+		w.value(s.Tools)
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("request body: %w", err)
+	w.extrasBefore("", true)
+	if w.err != nil {
+		return nil, fmt.Errorf("request body: %w", w.err)
 	}
-	return b, nil
+	return append(w.out, '}'), nil
+}
+
+// bodyWriter writes a request body's fields, merging in the extra
+// fields (Options.ExtraBody) at their places in key order; a built-in
+// field replaces the extra field of its key.
+type bodyWriter struct {
+	out    []byte
+	extra  map[string]any
+	extras []string // keys of the extra fields not written yet, sorted
+	err    error
+}
+
+// key writes the extra fields whose keys sort before k, then k's key.
+func (w *bodyWriter) key(k string) {
+	w.extrasBefore(k, false)
+	if len(w.extras) > 0 && w.extras[0] == k {
+		w.extras = w.extras[1:]
+	}
+	w.sep()
+	w.out = appendString(w.out, k)
+	w.out = append(w.out, ':')
+}
+
+// extrasBefore writes the extra fields whose keys sort before k (all:
+// every one left).
+func (w *bodyWriter) extrasBefore(k string, all bool) {
+	for len(w.extras) > 0 && (all || w.extras[0] < k) {
+		x := w.extras[0]
+		w.extras = w.extras[1:]
+		w.sep()
+		w.out = appendString(w.out, x)
+		w.out = append(w.out, ':')
+		w.value(w.extra[x])
+	}
+}
+
+// sep writes the comma between fields.
+func (w *bodyWriter) sep() {
+	if w.out[len(w.out)-1] != '{' {
+		w.out = append(w.out, ',')
+	}
+}
+
+// value writes v as encoding/json does.
+func (w *bodyWriter) value(v any) {
+	b, err := json.Marshal(v)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	w.out = append(w.out, b...)
+}
+
+// messages writes the JSON array of msgs, the first len(enc) of them
+// already encoded in enc.
+func (w *bodyWriter) messages(msgs []conv.Message, enc []json.RawMessage) {
+	w.out = append(w.out, '[')
+	for i, e := range enc {
+		if i > 0 {
+			w.out = append(w.out, ',')
+		}
+		w.out = append(w.out, e...)
+	}
+	for i, m := range msgs[len(enc):] {
+		if i > 0 || len(enc) > 0 {
+			w.out = append(w.out, ',')
+		}
+		e, err := encodeMessage(m)
+		if err != nil && w.err == nil {
+			w.err = err
+		}
+		w.out = append(w.out, e...)
+	}
+	w.out = append(w.out, ']')
+}
+
+// appendString appends s as a JSON string exactly as encoding/json writes
+// it: printable ASCII other than '"', '\\', '<', '>' and '&' as it is,
+// anything else (escapes, HTML escapes, invalid UTF-8, U+2028) by
+// encoding/json itself.
+func appendString(b []byte, s string) []byte {
+	for i := range len(s) {
+		if c := s[i]; !plainASCII[c] || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // completionPrompt joins a chat history into one text prompt for

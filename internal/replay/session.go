@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"encoding/json"
 	"math"
 	"time"
 
@@ -16,6 +17,8 @@ type session struct {
 	turn   int            // index of the next user turn
 	hist   []conv.Message // what is sent: kept context + real answers
 	tokens []int          // client token count per hist message (-1: unknown)
+	// enc is the request JSON of hist[:len(enc)] (encoded when first sent).
+	enc []json.RawMessage
 	// transcript is every message sent or received, never trimmed.
 	transcript []conv.Message
 	// dropped counts messages the context guard removed from hist.
@@ -241,9 +244,25 @@ func (s *session) guard(user conv.Message, userTokens, maxTokens, maxLen int) in
 		}
 		s.hist = append(s.hist[:i], s.hist[j:]...)
 		s.tokens = append(s.tokens[:i], s.tokens[j:]...)
+		if len(s.enc) > i {
+			s.enc = append(s.enc[:i], s.enc[min(j, len(s.enc)):]...)
+		}
 		s.dropped += j - i
 	}
 	return total
+}
+
+// encoded returns the request JSON of every history message, encoding
+// those not sent before.
+func (s *session) encoded() ([]json.RawMessage, error) {
+	for len(s.enc) < len(s.hist) {
+		e, err := encodeMessage(s.hist[len(s.enc)])
+		if err != nil {
+			return nil, err
+		}
+		s.enc = append(s.enc, e)
+	}
+	return s.enc, nil
 }
 
 // output is the conversation as replayed: the history with real answers.

@@ -50,6 +50,14 @@ func (r *runner) runTurn(s *session) {
 		msgs = append(msgs, wire(m))
 	}
 	spec := requestSpec{Model: r.model, Messages: msgs, Tools: s.src.Tools, MaxTokens: t.maxTokens}
+	if o.API != APICompletions {
+		enc, err := s.encoded()
+		if err != nil {
+			r.fail(fmt.Errorf("request body: %w", err))
+			return
+		}
+		spec.Encoded = enc
+	}
 	spec.MinTokens = o.minTokens(t.maxTokens)
 	if o.SendConversationID {
 		spec.ConversationID = s.id
