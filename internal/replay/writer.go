@@ -15,10 +15,16 @@ import (
 const DefaultBuffer = 4096
 
 // flushTick is how often the writer flushes outputs that got data (besides
-// whenever its queue runs empty). Outputs that end frames or parts at most
+// when its queue runs empty). Outputs that end frames or parts at most
 // every second (iox.FrameInterval, record.PartInterval) thus do so within
 // 1.5 s of a record's arrival.
 const flushTick = 500 * time.Millisecond
+
+// flushGap is the least time between two flushes on an emptied queue: at
+// thousands of requests a second the queue runs empty after nearly every
+// record, and a flush each time would cost a write system call per
+// record. A record waits at most flushGap for its flush.
+const flushGap = 5 * time.Millisecond
 
 // item is one unit of output: the records of one attempt, or a
 // conversation.
@@ -81,6 +87,12 @@ func (w *writer) run() {
 	defer close(w.done)
 	tick := time.NewTicker(flushTick)
 	defer tick.Stop()
+	// soon flushes what came within flushGap of the last flush.
+	soon := time.NewTimer(time.Hour)
+	soon.Stop()
+	defer soon.Stop()
+	var last time.Time // of the last flush on an emptied queue
+	armed := false
 	for {
 		select {
 		case it, ok := <-w.q:
@@ -89,9 +101,20 @@ func (w *writer) run() {
 				return
 			}
 			w.write(it)
-			if len(w.q) == 0 {
-				w.flush()
+			if len(w.q) > 0 || armed {
+				continue
 			}
+			if since := time.Since(last); since < flushGap {
+				soon.Reset(flushGap - since)
+				armed = true
+				continue
+			}
+			w.flush()
+			last = time.Now()
+		case <-soon.C:
+			armed = false
+			w.flush()
+			last = time.Now()
 		case <-tick.C:
 			w.flush()
 		}

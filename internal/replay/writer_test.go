@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -160,5 +161,65 @@ func TestWriteError(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// flushCounter is a record output that reports each Encode and counts
+// flushes.
+type flushCounter struct {
+	memRecords
+	encoded chan struct{}
+	flushed chan struct{} // gets a value per flush (dropped when full)
+	flushes atomic.Int64
+}
+
+func (f *flushCounter) Encode(r *record.Record) error {
+	f.memRecords.Encode(r)
+	f.encoded <- struct{}{}
+	return nil
+}
+
+func (f *flushCounter) Flush() error {
+	f.flushes.Add(1)
+	select {
+	case f.flushed <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// TestFlushCoalesced: records that come one at a time, each finding the
+// queue empty, are not flushed one by one (a write system call each) but
+// at most every flushGap; a lone record is still flushed well before the
+// 500 ms tick.
+func TestFlushCoalesced(t *testing.T) {
+	t.Parallel()
+	out := &flushCounter{encoded: make(chan struct{}), flushed: make(chan struct{}, 1)}
+	w := newWriter(Sink{Records: out}, func(bool, error) {})
+	const n = 500
+	for i := range n {
+		w.send(item{recs: []*record.Record{{Seq: int64(i)}}})
+		<-out.encoded // the writer took it: its queue is empty again
+	}
+	for len(out.flushed) > 0 {
+		<-out.flushed
+	}
+	start := time.Now()
+	w.send(item{recs: []*record.Record{{Seq: n}}})
+	<-out.encoded
+	select {
+	case <-out.flushed:
+		if d := time.Since(start); d >= flushTick {
+			t.Errorf("a lone record was flushed after %v, by the tick", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a lone record was never flushed")
+	}
+	w.close()
+	if f := out.flushes.Load(); f > n/2 {
+		t.Errorf("%d flushes for %d records that came one at a time", f, n+1)
+	}
+	if got := len(out.all()); got != n+1 {
+		t.Errorf("%d records written, want %d", got, n+1)
 	}
 }
