@@ -22,7 +22,7 @@ var chunkLibs = []struct {
 }{
 	{"hand-written", func(b []byte) (string, string, error) {
 		var buf [4]fastChoice
-		cs, ok := parseFastChunk(b, buf[:0])
+		cs, _, ok := parseFastChunk(b, buf[:0])
 		if !ok || len(cs) != 1 {
 			return "", "", errStream
 		}

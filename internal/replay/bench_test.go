@@ -3,8 +3,10 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -168,13 +170,17 @@ func FuzzParseFastChunk(f *testing.F) {
 		`{"choices":[{"index":2,"delta":{"content":"é"}},{"index":0,"delta":{"content":"x"}}]}`,
 		`{"choices":[{"index":0,"delta":{"content":null,"tool_calls":[]}}]}`,
 		`{"choices":[{"index":0,"delta":{"tool_calls":null,"content":"x"}}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":120,"total_tokens":124,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":0}}}`,
+		`{"choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":null,"completion_tokens":-0,"completion_tokens_details":{"reasoning_tokens":3,"x":[1]},"prompt_tokens_details":null}}`,
+		`{"usage":{"prompt_tokens":1.0}}`, `{"usage":{"Prompt_Tokens":1}}`, `{"usage":{"prompt_tokens":1,"prompt_tokens":2}}`, `{"usage":{}}`,
+		`{"usage":{"prompt_tokens":99999999999999999999}}`, `{"usage":{"prompt_tokens":1},"usage":null}`,
 		`{"choices":null}`, `{}`, `[]`, `{"choices":[{"index":1.5}]}`, `{"choices":[{"index":0,"delta":{"content":"a"},"delta":{}}]}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var buf [4]fastChoice
-		if _, ok := parseFastChunk(data, buf[:0]); !ok {
+		if _, _, ok := parseFastChunk(data, buf[:0]); !ok {
 			return
 		}
 		// The chunk parses, so apply takes the fast path.
@@ -186,8 +192,9 @@ func FuzzParseFastChunk(f *testing.F) {
 		if err := slow.applyJSON(data, now, true); err != nil {
 			t.Fatalf("fast path accepted %q, encoding/json rejects it: %v", data, err)
 		}
-		if len(fast.Choices) != len(slow.Choices) || slow.Usage != nil || slow.Extra != nil {
-			t.Fatalf("%q: fast %d choices, slow %d (usage %v, extra %s)", data, len(fast.Choices), len(slow.Choices), slow.Usage, slow.Extra)
+		if len(fast.Choices) != len(slow.Choices) || !reflect.DeepEqual(fast.Usage, slow.Usage) || slow.Extra != nil {
+			t.Fatalf("%q: fast %d choices, slow %d; usage %s, slow %s; extra %s", data, len(fast.Choices), len(slow.Choices),
+				jsonOf(fast.Usage), jsonOf(slow.Usage), slow.Extra)
 		}
 		for i := range fast.Choices {
 			a, b := fast.Choices[i], slow.Choices[i]
@@ -197,4 +204,10 @@ func FuzzParseFastChunk(f *testing.F) {
 			}
 		}
 	})
+}
+
+// jsonOf is v as JSON, for messages.
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

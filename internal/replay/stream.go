@@ -67,14 +67,18 @@ func addToken[S ~string | ~[]byte](c *choiceResult, now time.Time, content, reas
 
 // usage is the OpenAI usage object.
 type usage struct {
-	PromptTokens        *int64 `json:"prompt_tokens"`
-	CompletionTokens    *int64 `json:"completion_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens *int64 `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens *int64 `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
+	PromptTokens            *int64             `json:"prompt_tokens"`
+	CompletionTokens        *int64             `json:"completion_tokens"`
+	PromptTokensDetails     *promptDetails     `json:"prompt_tokens_details"`
+	CompletionTokensDetails *completionDetails `json:"completion_tokens_details"`
+}
+
+type promptDetails struct {
+	CachedTokens *int64 `json:"cached_tokens"`
+}
+
+type completionDetails struct {
+	ReasoningTokens *int64 `json:"reasoning_tokens"`
 }
 
 // response is a parsed server response, streamed or not.
@@ -157,7 +161,7 @@ var extraKey = []byte(`"kv_transfer_params"`)
 func (r *response) apply(data []byte, now time.Time, streaming bool) error {
 	if streaming {
 		var buf [4]fastChoice
-		if cs, ok := parseFastChunk(data, buf[:0]); ok {
+		if cs, u, ok := parseFastChunk(data, buf[:0]); ok {
 			for i := range cs {
 				f := &cs[i]
 				cr := r.choice(f.index)
@@ -165,6 +169,9 @@ func (r *response) apply(data []byte, now time.Time, streaming bool) error {
 				if len(f.finish) > 0 {
 					cr.FinishReason = string(f.finish)
 				}
+			}
+			if u != nil {
+				r.Usage = u
 			}
 			return nil
 		}
@@ -348,54 +355,158 @@ func join(a, b []byte) []byte {
 
 // parseFastChunk parses a streamed chunk of the common shape without
 // reflection: an object whose "choices" hold "index", "delta" (content,
-// reasoning_content, reasoning), "text" and "finish_reason", other fields
+// reasoning_content, reasoning), "text" and "finish_reason", and whose
+// "usage" (nil: null or none) holds integer token counts; other fields
 // skipped. It gives up (ok false) on anything encoding/json might read
 // differently or reject: escapes or invalid UTF-8 in strings, non-null
-// usage, error or kv_transfer_params, a "message", type mismatches,
-// duplicate or case-folded keys, more than cap(out) choices, invalid
-// JSON. The caller then uses encoding/json, so the result is always the
-// same as json.Unmarshal into chunk would give.
-func parseFastChunk(d []byte, out []fastChoice) (cs []fastChoice, ok bool) {
+// error or kv_transfer_params, a "message", type mismatches, numbers
+// that are not plain integers, duplicate or case-folded keys, more than
+// cap(out) choices, invalid JSON. The caller then uses encoding/json, so
+// the result is always the same as json.Unmarshal into chunk would give.
+func parseFastChunk(d []byte, out []fastChoice) (cs []fastChoice, u *usage, ok bool) {
 	p := fastParser{d: d}
 	p.ws()
 	if !p.eat('{') {
-		return nil, false
+		return nil, nil, false
 	}
-	seenChoices := false
+	var seen [3]bool // choices, usage, error or kv_transfer_params
 	p.ws()
 	if p.eat('}') {
-		return out, p.end()
+		return out, nil, p.end()
 	}
 	for {
 		key, ascii, ok := p.strBytes()
 		if !ok || !p.colon() {
-			return nil, false
+			return nil, nil, false
 		}
+		k := -1
 		switch string(key) {
 		case "choices":
-			if seenChoices {
-				return nil, false
-			}
-			seenChoices = true
+			k = 0
 			if out, ok = p.choices(out); !ok {
-				return nil, false
+				return nil, nil, false
 			}
-		case "usage", "error", "kv_transfer_params":
+		case "usage":
+			k = 1
+			if u, ok = p.usage(); !ok {
+				return nil, nil, false
+			}
+		case "error", "kv_transfer_params":
 			if !p.null() {
-				return nil, false
+				return nil, nil, false
 			}
 		default:
 			if foldsTo(key, ascii, "choices", "usage", "error", "kv_transfer_params") || !p.skip(0) {
-				return nil, false
+				return nil, nil, false
 			}
+		}
+		if k >= 0 {
+			if seen[k] {
+				return nil, nil, false
+			}
+			seen[k] = true
 		}
 		if !p.next('}') {
 			if p.err {
-				return nil, false
+				return nil, nil, false
 			}
-			return out, p.end()
+			return out, u, p.end()
 		}
 	}
+}
+
+// usage reads a usage object (nil for null): the token counts as plain
+// integers or null, and the details objects (or null).
+func (p *fastParser) usage() (*usage, bool) {
+	if p.null() {
+		return nil, true
+	}
+	u := &usage{}
+	ok := p.object(func(key []byte, ascii bool) bool {
+		switch string(key) {
+		case "prompt_tokens":
+			return p.int64Ptr(&u.PromptTokens)
+		case "completion_tokens":
+			return p.int64Ptr(&u.CompletionTokens)
+		case "prompt_tokens_details":
+			return p.detail("cached_tokens", func(v *int64) { u.PromptTokensDetails = &promptDetails{v} })
+		case "completion_tokens_details":
+			return p.detail("reasoning_tokens", func(v *int64) { u.CompletionTokensDetails = &completionDetails{v} })
+		}
+		return !foldsTo(key, ascii, "prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details") && p.skip(0)
+	})
+	return u, ok
+}
+
+// detail reads a usage details object (or null) whose one field of
+// interest is name; set gets that field when the object is there.
+func (p *fastParser) detail(name string, set func(*int64)) bool {
+	if p.null() {
+		return true
+	}
+	var v *int64
+	ok := p.object(func(key []byte, ascii bool) bool {
+		if string(key) == name {
+			return p.int64Ptr(&v)
+		}
+		return !foldsTo(key, ascii, name) && p.skip(0)
+	})
+	set(v)
+	return ok
+}
+
+// object reads an object, calling member for each key with the cursor on
+// its value; member consumes the value. A key seen twice is refused.
+func (p *fastParser) object(member func(key []byte, ascii bool) bool) bool {
+	if !p.eat('{') {
+		return false
+	}
+	p.ws()
+	if p.eat('}') {
+		return true
+	}
+	var keys [8][]byte
+	seen := keys[:0]
+	for {
+		key, ascii, ok := p.strBytes()
+		if !ok || !p.colon() {
+			return false
+		}
+		for _, k := range seen {
+			if bytes.Equal(k, key) {
+				return false
+			}
+		}
+		if len(seen) < cap(seen) {
+			seen = append(seen, key)
+		} else {
+			return false
+		}
+		if !member(key, ascii) {
+			return false
+		}
+		if !p.next('}') {
+			return !p.err
+		}
+	}
+}
+
+// int64Ptr reads null (nil) or a plain integer that fits an int64.
+func (p *fastParser) int64Ptr(dst **int64) bool {
+	if p.null() {
+		*dst = nil
+		return true
+	}
+	n, ok := p.number()
+	if !ok || bytes.ContainsAny(n, ".eE") {
+		return false
+	}
+	v, err := strconv.ParseInt(string(n), 10, 64)
+	if err != nil {
+		return false
+	}
+	*dst = &v
+	return true
 }
 
 // fastParser is a cursor over one JSON chunk; err is set when the input
