@@ -3,6 +3,7 @@ package replay
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -249,24 +250,25 @@ func readStream(body io.Reader, resp *response, now func() time.Time) error {
 		}
 		return resp.apply(d, t, true)
 	}
+	// The clock is read for data lines, the end of the stream, and
+	// nothing else (not for the blank line after each event).
 	for {
 		line, err := br.ReadSlice('\n')
-		t := now()
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], line...)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				line, err = br.ReadSlice('\n')
 				long = append(long, line...)
 			}
-			t = now()
 			line = long
 		}
 		if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
 			if errors.Is(err, io.EOF) {
+				end := now()
 				if derr := dispatch(tData); derr != nil {
 					return derr
 				}
-				resp.End = t
+				resp.End = end
 				if !done && !resp.finished() {
 					return fmt.Errorf("%w: ended without [DONE] or finish_reason", errStream)
 				}
@@ -282,6 +284,7 @@ func readStream(body io.Reader, resp *response, now func() time.Time) error {
 			}
 		case line[0] == ':': // comment
 		case bytes.HasPrefix(line, []byte("data:")):
+			t := now()
 			v := line[5:]
 			if len(v) > 0 && v[0] == ' ' {
 				v = v[1:]
@@ -304,14 +307,13 @@ func readStream(body io.Reader, resp *response, now func() time.Time) error {
 			pending = true
 			tData = t
 			if bytes.Equal(data, []byte("[DONE]")) {
-				if err := dispatch(t); err != nil {
-					return err
-				}
+				resp.End = t
+				return nil
 			}
 		default: // event:, id:, retry: and unknown fields are ignored
 		}
-		if done {
-			resp.End = t
+		if done { // a multi-line [DONE] event, ended by its blank line
+			resp.End = now()
 			return nil
 		}
 	}
@@ -573,6 +575,10 @@ func (p *fastParser) strBytes() (s []byte, ascii, ok bool) {
 	}
 	start := p.i
 	ascii = true
+	// Eight bytes at a time while none of them needs a look.
+	for p.i+8 <= len(p.d) && !special8(binary.LittleEndian.Uint64(p.d[p.i:])) {
+		p.i += 8
+	}
 	for p.i < len(p.d) {
 		c := p.d[p.i]
 		if plainASCII[c] {
@@ -594,6 +600,14 @@ func (p *fastParser) strBytes() (s []byte, ascii, ok bool) {
 		p.i++
 	}
 	return nil, false, false
+}
+
+// special8 reports whether any of the eight bytes of v is not plainASCII
+// (a quote, a backslash, a control byte or a byte of 0x80 and above).
+func special8(v uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(x uint64) uint64 { return (x - ones) & ^x & highs }
+	return (v&highs)|((v-0x20*ones)&^v&highs)|zero(v^('"'*ones))|zero(v^('\\'*ones)) != 0
 }
 
 // plainASCII marks the bytes a string may hold as they are: printable

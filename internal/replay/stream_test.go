@@ -2,8 +2,10 @@ package replay
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -11,7 +13,7 @@ import (
 )
 
 // fakeClock returns a clock that advances by one millisecond per call, so
-// every line read by readStream gets its own, increasing time.
+// every data line read by readStream gets its own, increasing time.
 func fakeClock() func() time.Time {
 	t := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	return func() time.Time {
@@ -279,30 +281,31 @@ func checkChoiceTiming(t *testing.T, c *choiceResult) {
 // the time of the line that carried it.
 func TestReadStreamReasoningTiming(t *testing.T) {
 	t.Parallel()
-	in := "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n" + // line 1-2
-		"data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"r1\"}}]}\n\n" + // 3-4
-		"data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"r2\"}}]}\n\n" + // 5-6
-		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"c1\"},\"finish_reason\":\"stop\"}]}\n\n" + // 7-8
-		"data: [DONE]\n\n" // 9-10
+	// The clock is read once per data line (not for the blank lines).
+	in := "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n" + // read 1
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"r1\"}}]}\n\n" + // 2
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"r2\"}}]}\n\n" + // 3
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"c1\"},\"finish_reason\":\"stop\"}]}\n\n" + // 4
+		"data: [DONE]\n\n" // 5
 	clock := fakeClock()
 	base := clock()
-	at := func(line int) time.Time { return base.Add(time.Duration(line) * time.Millisecond) }
+	at := func(read int) time.Time { return base.Add(time.Duration(read) * time.Millisecond) }
 	resp := &response{}
 	if err := readStream(strings.NewReader(in), resp, clock); err != nil {
 		t.Fatal(err)
 	}
 	c := resp.Choices[0]
-	if !c.FirstToken.Equal(at(3)) {
-		t.Errorf("first token at %v, want the first reasoning line %v", c.FirstToken.Sub(base), at(3).Sub(base))
+	if !c.FirstToken.Equal(at(2)) {
+		t.Errorf("first token at %v, want the first reasoning line %v", c.FirstToken.Sub(base), at(2).Sub(base))
 	}
-	if !c.FirstContent.Equal(at(7)) {
-		t.Errorf("first content at %v, want %v", c.FirstContent.Sub(base), at(7).Sub(base))
+	if !c.FirstContent.Equal(at(4)) {
+		t.Errorf("first content at %v, want %v", c.FirstContent.Sub(base), at(4).Sub(base))
 	}
-	if want := []int64{int64(2 * time.Millisecond), int64(2 * time.Millisecond)}; len(c.ITL) != 2 || c.ITL[0] != want[0] || c.ITL[1] != want[1] {
+	if want := []int64{int64(time.Millisecond), int64(time.Millisecond)}; len(c.ITL) != 2 || c.ITL[0] != want[0] || c.ITL[1] != want[1] {
 		t.Errorf("itl %v, want %v", c.ITL, want)
 	}
-	if !resp.End.Equal(at(9)) {
-		t.Errorf("end at %v, want the [DONE] line %v", resp.End.Sub(base), at(9).Sub(base))
+	if !resp.End.Equal(at(5)) {
+		t.Errorf("end at %v, want the [DONE] line %v", resp.End.Sub(base), at(5).Sub(base))
 	}
 }
 
@@ -426,4 +429,38 @@ func FuzzReadStream(f *testing.F) {
 			t.Fatal("success without an end time")
 		}
 	})
+}
+
+// TestSpecial8 checks the eight-byte test against plainASCII for every
+// byte value at every position, among plain and special neighbours.
+func TestSpecial8(t *testing.T) {
+	t.Parallel()
+	for _, fill := range []byte{'a', ' ', '~', '!'} {
+		for c := range 256 {
+			for pos := range 8 {
+				var b [8]byte
+				for i := range b {
+					b[i] = fill
+				}
+				b[pos] = byte(c)
+				if got, want := special8(binary.LittleEndian.Uint64(b[:])), !plainASCII[c]; got != want {
+					t.Fatalf("byte %#x at %d among %q: special %v, want %v", c, pos, fill, got, want)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		v := rng.Uint64()
+		if rng.IntN(2) == 0 {
+			v &= 0x7f7f7f7f7f7f7f7f // mostly ASCII
+		}
+		want := false
+		for i := range 8 {
+			want = want || !plainASCII[byte(v>>(8*i))]
+		}
+		if got := special8(v); got != want {
+			t.Fatalf("%#016x: special %v, want %v", v, got, want)
+		}
+	}
 }
