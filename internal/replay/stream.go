@@ -276,7 +276,9 @@ func readStream(body io.Reader, resp *response, now func() time.Time) error {
 			}
 			return err
 		}
-		line = bytes.TrimRight(line, "\r\n")
+		for n := len(line); n > 0 && (line[n-1] == '\n' || line[n-1] == '\r'); n-- {
+			line = line[:n-1]
+		}
 		switch {
 		case len(line) == 0:
 			if err := dispatch(tData); err != nil {
