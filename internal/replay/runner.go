@@ -32,8 +32,8 @@ type Sink struct {
 	// attempts and conversations (0: DefaultBuffer). Records and
 	// conversations are written on a goroutine of their own; a session
 	// waits only when the queue is full (Summary.WriteBlocked). Records
-	// and Conversations are flushed whenever the queue runs empty and
-	// every 500 ms.
+	// and Conversations are flushed when the queue runs empty (at most
+	// every 5 ms) and every 500 ms.
 	Buffer int
 
 	onBlocked func() // tests: called when a send finds the queue full
