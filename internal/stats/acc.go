@@ -62,10 +62,20 @@ type point struct {
 	outTokens  float64
 }
 
-// acc accumulates the requests of one group: one float64 per sample per
-// metric, counters and per-conversation totals.
+// samples are the sample sets of the metrics, indexed by Metric.
+type samples [numMetrics]sampleSet
+
+// init sets the units: durations are kept in ns and reported in ms.
+func (s *samples) init() {
+	for _, m := range []Metric{TTFT, ITL, Latency, IntendedLatency, Lateness, ThinkPlanned, ThinkActual} {
+		s[m].scale = 1e6
+	}
+}
+
+// acc accumulates the requests of one group: the integer (ns, count) or
+// float sample of each metric, counters and per-conversation totals.
 type acc struct {
-	samples          [numMetrics]sampleSet
+	samples          samples
 	requests, ok     int
 	errors           map[string]int
 	retries          int
@@ -83,9 +93,7 @@ type acc struct {
 
 func newAcc(series bool) *acc {
 	a := &acc{errors: map[string]int{}, convs: map[convKey]convAcc{}, keepSeries: series}
-	for _, m := range []Metric{InputTurns, InputTokens, OutputTokens, OutputChunks} {
-		a.samples[m].narrow = true // integer counts: exact in float32
-	}
+	a.samples.init()
 	return a
 }
 
@@ -137,29 +145,29 @@ func (a *acc) add(r *record.Record, good bool) {
 	ttft := math.NaN()
 	if r.TTFTNs != nil {
 		ttft = ms(*r.TTFTNs)
-		s[TTFT].add(ttft)
+		s[TTFT].add(*r.TTFTNs)
 	}
 	if r.TPOTNs != nil {
-		s[TPOT].add(*r.TPOTNs / 1e6)
+		s[TPOT].addFloat(*r.TPOTNs / 1e6)
 	}
 	for _, g := range r.ITLNs {
-		s[ITL].add(ms(g))
+		s[ITL].add(g)
 	}
-	s[Latency].add(ms(r.LatencyNs))
-	s[InputTurns].add(float64(r.InputMessages))
+	s[Latency].add(r.LatencyNs)
+	s[InputTurns].add(int64(r.InputMessages))
 	in, out := inputTokens(r), outputTokens(r)
 	a.inTok += in
 	a.outTok += out
-	s[InputTokens].add(float64(in))
-	s[OutputTokens].add(float64(out))
-	s[OutputChunks].add(float64(r.Chunks))
+	s[InputTokens].add(in)
+	s[OutputTokens].add(out)
+	s[OutputChunks].add(int64(r.Chunks))
 	if !r.Scheduled.IsZero() {
-		s[IntendedLatency].add(ms(r.IntendedLatencyNs))
-		s[Lateness].add(ms(r.LatenessNs))
+		s[IntendedLatency].add(r.IntendedLatencyNs)
+		s[Lateness].add(r.LatenessNs)
 	}
 	if r.Turn > 0 {
-		s[ThinkPlanned].add(ms(r.ThinkPlannedNs))
-		s[ThinkActual].add(ms(r.ThinkActualNs))
+		s[ThinkPlanned].add(r.ThinkPlannedNs)
+		s[ThinkActual].add(r.ThinkActualNs)
 	}
 	if r.CachedTokens != nil && r.PromptTokens != nil {
 		a.cacheReported++

@@ -417,33 +417,29 @@ func (c *collector) sloReport(rep *Report, objs []Objective) *SLOReport {
 // evalObjective measures objective o over the requests of all (or of
 // its turn, from turns).
 func evalObjective(o Objective, all *acc, turns map[int]*acc) ObjectiveResult {
-	samples := all.samples[o.Metric].flat()
+	set := &all.samples[o.Metric]
 	res := ObjectiveResult{Objective: o.Text, Metric: MetricNames[o.Metric], LimitMs: Num(o.Limit)}
 	if o.Turn >= 0 {
 		t := o.Turn
 		res.Turn = &t
-		samples = nil
+		set = &sampleSet{}
 		if a := turns[o.Turn]; a != nil {
-			samples = a.samples[o.Metric].flat()
+			set = &a.samples[o.Metric]
 		}
 	}
-	slices.Sort(samples)
-	res.Samples = len(samples)
+	q, mean := set.sorted()
+	res.Samples = set.Len()
 	switch {
 	case math.IsNaN(o.P):
 		res.Stat = "mean"
-		var sum float64
-		for _, x := range samples {
-			sum += x
-		}
-		res.ValueMs = Num(sum / float64(len(samples)))
+		res.ValueMs = Num(mean)
 	default:
 		res.Stat = "p" + strconv.FormatFloat(o.P*100, 'f', -1, 64)
-		res.ValueMs = Num(Quantile(samples, o.P))
+		res.ValueMs = Num(q(o.P))
 	}
 	// No samples: nothing violated the objective, but nothing showed
 	// it was met either; it counts as not met.
-	res.Met = len(samples) > 0 && o.within(float64(res.ValueMs))
+	res.Met = res.Samples > 0 && o.within(float64(res.ValueMs))
 	return res
 }
 

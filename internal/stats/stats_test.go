@@ -575,40 +575,48 @@ func TestSampleSet(t *testing.T) {
 	var s sampleSet
 	var want []float64
 	for i := range 3*blockMax + 17 {
-		x := float64((i * 7919) % 1000)
+		x := int64((i * 7919) % 1000)
 		s.add(x)
-		want = append(want, x)
+		want = append(want, float64(x))
 		if i == blockMax+5 {
-			if got := s.flat(); !slices.Equal(got, want) {
-				t.Fatal("flat after two blocks differs")
+			if got := s.values(); !slices.Equal(got, want) {
+				t.Fatal("values after two blocks differ")
 			}
 		}
 	}
-	got := s.flat()
-	if s.Len() != len(want) || !slices.Equal(got, want) || len(s.blocks) != 1 {
-		t.Fatalf("len %d, blocks %d", s.Len(), len(s.blocks))
+	if s.Len() != len(want) || !slices.Equal(s.values(), want) || s.wide {
+		t.Fatalf("len %d, wide %v", s.Len(), s.wide)
 	}
-	slices.Sort(got)
-	if s.flat()[0] != 0 {
-		t.Error("flat does not return the set's own storage")
+	d := s.describe()
+	if len(s.b32) != 1 || d.Count != len(want) || d.Max != 999 {
+		t.Fatalf("describe: %d blocks, count %d, max %v", len(s.b32), d.Count, d.Max)
 	}
 }
 
-func TestSampleSetNarrow(t *testing.T) {
+// TestSampleSetWiden: samples are int32 until one does not fit, then
+// int64, in order, none lost; the scale turns ns into ms.
+func TestSampleSetWiden(t *testing.T) {
 	t.Parallel()
-	s := sampleSet{narrow: true}
+	s := sampleSet{scale: 1e6}
 	for i := range 1000 {
-		s.add(float64(i))
+		s.add(int64(i) * 1e6)
 	}
-	if !s.narrow || s.Len() != 1000 {
-		t.Fatal("integers widened the set")
+	if s.wide || s.Len() != 1000 {
+		t.Fatal("int32 samples widened the set")
 	}
-	s.add(1 << 30) // exact in float32 too
-	s.add(0.1)     // not exact: widens
-	s.add(16777217)
-	got := s.flat()
-	if s.narrow || len(got) != 1003 || got[999] != 999 || got[1000] != 1<<30 || got[1001] != 0.1 || got[1002] != 16777217 {
-		t.Fatalf("narrow=%v len=%d tail=%v", s.narrow, len(got), got[998:])
+	s.add(math.MaxInt32)
+	if s.wide {
+		t.Fatal("MaxInt32 widened the set")
+	}
+	s.add(math.MaxInt32 + 1) // does not fit: widens
+	s.add(-5e6)
+	got := s.values()
+	if !s.wide || len(got) != 1003 || got[999] != 999 || got[1000] != math.MaxInt32/1e6 || got[1001] != (math.MaxInt32+1)/1e6 || got[1002] != -5 {
+		t.Fatalf("wide=%v len=%d tail=%v", s.wide, len(got), got[998:])
+	}
+	d := s.describe()
+	if d.Min != -5 || d.Max != (math.MaxInt32+1)/1e6 || d.P50 != 500 {
+		t.Fatalf("min %v max %v p50 %v", d.Min, d.Max, d.P50)
 	}
 }
 
