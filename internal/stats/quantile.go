@@ -126,24 +126,35 @@ func sumOf[T int32 | int64 | float64](xs []T) float64 {
 }
 
 // stdInt32 is the sample standard deviation (ddof = 1) of xs (at least
-// two samples), exact but for the final rounding: the sums of the samples
-// and of their squares are kept in integers, n·Σx² − (Σx)² in a big.Int.
+// two samples), exact but for the final rounding.
 func stdInt32(xs []int32) float64 {
 	var s1 int64
-	var hi, lo uint64 // Σx², below 2^31 · 2^62
+	var s2 uint128
 	for _, x := range xs {
 		s1 += int64(x)
-		var c uint64
-		lo, c = bits.Add64(lo, uint64(int64(x)*int64(x)), 0)
-		hi += c
+		s2.add(uint64(int64(x) * int64(x)))
 	}
-	n := big.NewInt(int64(len(xs)))
-	s2 := new(big.Int).Lsh(new(big.Int).SetUint64(hi), 64)
-	s2.Or(s2, new(big.Int).SetUint64(lo))
-	num := new(big.Int).Mul(n, s2)
-	sq := big.NewInt(s1)
-	num.Sub(num, sq.Mul(sq, sq))
-	den := new(big.Int).Mul(n, big.NewInt(int64(len(xs)-1)))
+	return stdOf(len(xs), s1, s2)
+}
+
+// add adds x.
+func (u *uint128) add(x uint64) {
+	var c uint64
+	u.lo, c = bits.Add64(u.lo, x, 0)
+	u.hi += c
+}
+
+// stdOf is the sample standard deviation (ddof = 1) of n ≥ 2 integers
+// whose sum is s1 and sum of squares s2: n·s2 − s1² is computed exactly
+// in a big.Int, so only the final division and square root round.
+func stdOf(n int, s1 int64, s2 uint128) float64 {
+	bn := big.NewInt(int64(n))
+	sq := new(big.Int).Lsh(new(big.Int).SetUint64(s2.hi), 64)
+	sq.Or(sq, new(big.Int).SetUint64(s2.lo))
+	num := new(big.Int).Mul(bn, sq)
+	m := big.NewInt(s1)
+	num.Sub(num, m.Mul(m, m))
+	den := new(big.Int).Mul(bn, big.NewInt(int64(n-1)))
 	v, _ := new(big.Float).SetPrec(128).Quo(new(big.Float).SetPrec(128).SetInt(num), new(big.Float).SetInt(den)).Float64()
 	return math.Sqrt(v)
 }

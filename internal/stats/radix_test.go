@@ -161,6 +161,7 @@ func checkInts(t *testing.T, ns []int64) {
 			t.Fatalf("n=%d: %s %v, want %v", len(ns), c.name, c.got, c.want)
 		}
 	}
+	checkSelect(t, ns, d)
 	if len(ns) > 0 {
 		n32 := make([]int32, len(ns))
 		for i, x := range ns {
@@ -172,6 +173,58 @@ func checkInts(t *testing.T, ns []int64) {
 		if !slices.Equal(n32, w32) {
 			t.Fatalf("n=%d: int32 radix sort differs from slices.Sort", len(ns))
 		}
+	}
+}
+
+// checkSelect compares the selection path of int32 samples held in
+// blocks with the sorted description want of the same samples: every
+// order statistic bit-identical, sums to 1e-12 relative.
+func checkSelect(t *testing.T, ns []int64, want Description) {
+	t.Helper()
+	var blocks [][]int32
+	for i, x := range ns {
+		if int64(int32(x)) != x {
+			return
+		}
+		if i%777 == 0 {
+			blocks = append(blocks, nil)
+		}
+		blocks[len(blocks)-1] = append(blocks[len(blocks)-1], int32(x))
+	}
+	sorts := 0
+	d := describeSelect(blocks, len(ns), 1e6, func() []int32 {
+		sorts++
+		var all []int32
+		for _, b := range blocks {
+			all = append(all, b...)
+		}
+		slices.Sort(all)
+		return all
+	})
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) || a != a && b != b }
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"min", d.Min, want.Min}, {"max", d.Max, want.Max}, {"p25", d.P25, want.P25}, {"p50", d.P50, want.P50},
+		{"p75", d.P75, want.P75}, {"p90", d.P90, want.P90}, {"p99", d.P99, want.P99},
+		{"p99.9", d.P999, want.P999}, {"p99.99", d.P9999, want.P9999}} {
+		if !same(c.got, c.want) {
+			t.Fatalf("n=%d: select %s = %v, sort %v", len(ns), c.name, c.got, c.want)
+		}
+	}
+	if !closeRel(d.Mean, want.Mean, 1e-12) || !closeRel(d.Std, want.Std, 1e-12) || d.Count != want.Count {
+		t.Fatalf("n=%d: select mean %v std %v, sort %v %v", len(ns), d.Mean, d.Std, want.Mean, want.Std)
+	}
+	if sorts != 0 {
+		t.Fatal("the describe table sorted the samples")
+	}
+	for _, p := range []float64{0.01, 0.333, 0.95} {
+		if g, w := d.Quantile(p), want.Quantile(p); !same(g, w) {
+			t.Fatalf("n=%d: select Q(%g) = %v, sort %v", len(ns), p, g, w)
+		}
+	}
+	if len(ns) > 0 && sorts != 1 {
+		t.Fatalf("%d sorts for other quantiles, want 1", sorts)
 	}
 }
 

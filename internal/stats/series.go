@@ -91,8 +91,12 @@ func (s *sampleSet) describe() Description {
 		s.b64 = join(s.b64, s.n)
 		return describe(first(s.b64), s.unit())
 	}
-	s.b32 = join(s.b32, s.n)
-	return describe(first(s.b32), s.unit())
+	return describeSelect(s.b32, s.n, s.unit(), func() []int32 {
+		s.b32 = join(s.b32, s.n)
+		xs := first(s.b32)
+		sortSamples(xs, nil)
+		return xs
+	})
 }
 
 // sorted sorts the samples in place and returns their p-quantile function

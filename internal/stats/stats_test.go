@@ -588,8 +588,12 @@ func TestSampleSet(t *testing.T) {
 		t.Fatalf("len %d, wide %v", s.Len(), s.wide)
 	}
 	d := s.describe()
-	if len(s.b32) != 1 || d.Count != len(want) || d.Max != 999 {
-		t.Fatalf("describe: %d blocks, count %d, max %v", len(s.b32), d.Count, d.Max)
+	if d.Count != len(want) || d.Max != 999 || d.Min != 0 {
+		t.Fatalf("describe: count %d, min %v, max %v", d.Count, d.Min, d.Max)
+	}
+	sorted := slices.Sorted(slices.Values(want))
+	if q, w := d.Quantile(0.3), Quantile(sorted, 0.3); q != w || len(s.b32) != 1 {
+		t.Fatalf("Q(0.3) = %v, want %v (%d blocks after the sort)", q, w, len(s.b32))
 	}
 }
 
