@@ -137,6 +137,7 @@ func (e *ParquetEncoder) Close() error {
 // as a *SyntaxError whose Line is the 1-based row number.
 type ParquetDecoder struct {
 	name   string
+	cols   *Columns       // nil: every field (columnar mode only)
 	g      *genericReader // nil in columnar mode
 	file   *parquet.File
 	groups []parquet.RowGroup  // columnar mode: row groups left to read
@@ -259,7 +260,7 @@ func (d *ParquetDecoder) fillColumnar() bool {
 				}
 			}()
 			clear(recs) // a reused buffer holds the rows of an earlier group
-			err := readRowGroup(f, rg, recs)
+			err := readRowGroup(f, rg, recs, d.cols)
 			ch <- decodedGroup{recs: recs, err: err}
 		}(d.file)
 	}
@@ -338,7 +339,8 @@ type columnReader struct {
 }
 
 // readRowGroup decodes all rows of rg into recs (len = rg.NumRows()).
-func readRowGroup(f *parquet.File, rg parquet.RowGroup, recs []Record) error {
+// Only the columns of cols are read.
+func readRowGroup(f *parquet.File, rg parquet.RowGroup, recs []Record, cols *Columns) error {
 	schema := f.Schema()
 	for i, path := range schema.Columns() {
 		name := path[0]
@@ -349,6 +351,9 @@ func readRowGroup(f *parquet.File, rg parquet.RowGroup, recs []Record) error {
 		leaf, ok := schema.Lookup(path...)
 		if !ok || leaf.ColumnIndex != i {
 			return errNotColumnar
+		}
+		if !cols.has(spec.Index) {
+			continue
 		}
 		cr := &columnReader{recs: recs, leaf: leaf, spec: spec}
 		if err := cr.read(rg.ColumnChunks()[i]); err != nil {

@@ -85,6 +85,9 @@ type Options struct {
 	// Cancelling Run's context (second interrupt) prints the summary of
 	// what was read so far and returns ErrInterrupted.
 	Stop <-chan struct{}
+
+	// allColumns turns column pruning off (tests compare the reports).
+	allColumns bool
 }
 
 // Run reads the inputs and writes the report (or the records).
@@ -132,6 +135,9 @@ func Run(ctx context.Context, o Options) error {
 	o.pairSeries()
 	c, err := newCollector(&o, filter, objs)
 	if err != nil {
+		return err
+	}
+	if fs.Columns, err = columns(&o, filter); err != nil {
 		return err
 	}
 	c.stages, c.capacity = NewStages(stageObjs), capIn
