@@ -85,17 +85,35 @@ type acc struct {
 	cached, cachedOf int64
 	cacheReported    int
 	good             int
-	convs            map[convKey]convAcc
-	series           []point
-	keepSeries       bool
-	gaps             clientSends // Options.UserGaps (usergap.go)
+	// lite keeps only what the per-group table shows (ByTable): counters,
+	// token sums and the TTFT, ITL and latency samples; convs only when
+	// asked for (groups by conversation).
+	lite       bool
+	convs      map[convKey]convAcc
+	series     []point
+	keepSeries bool
+	gaps       clientSends // Options.UserGaps (usergap.go)
 }
 
 func newAcc(series bool) *acc {
-	a := &acc{errors: map[string]int{}, convs: map[convKey]convAcc{}, keepSeries: series}
+	a := &acc{convs: map[convKey]convAcc{}, keepSeries: series}
 	a.samples.init()
 	return a
 }
+
+// newLiteAcc returns an accumulator for a row of the per-group table;
+// convs says whether it tracks conversations.
+func newLiteAcc(convs bool) *acc {
+	a := &acc{lite: true}
+	if convs {
+		a.convs = map[convKey]convAcc{}
+	}
+	a.samples.init()
+	return a
+}
+
+// liteMetrics are the metrics a lite accumulator keeps.
+var liteMetrics = []Metric{TTFT, ITL, Latency}
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
@@ -118,22 +136,13 @@ func (a *acc) add(r *record.Record, good bool) {
 		return
 	}
 	a.requests++
-	ck := convKey{r.RunID, r.Shard, r.ConversationID}
-	c, seen := a.convs[ck]
-	if !seen {
-		c = convAcc{minStart: start, maxEnd: end}
-	}
-	c.turns++
-	c.minStart, c.maxEnd = min(c.minStart, start), max(c.maxEnd, end)
-	c.waitMs += ms(r.LatencyNs)
-	if !good {
-		c.missedSLO = true
+	if a.convs != nil {
+		a.addConv(r, good, start, end)
 	}
 	if !r.OK() {
-		c.failed++
-	}
-	a.convs[ck] = c
-	if !r.OK() {
+		if a.errors == nil {
+			a.errors = map[string]int{}
+		}
 		a.errors[r.ErrorClass]++
 		return
 	}
@@ -142,6 +151,17 @@ func (a *acc) add(r *record.Record, good bool) {
 		a.good++
 	}
 	s := &a.samples
+	if a.lite {
+		if r.TTFTNs != nil {
+			s[TTFT].add(*r.TTFTNs)
+		}
+		s[ITL].addAll(r.ITLNs)
+		s[Latency].add(r.LatencyNs)
+		a.inTok += inputTokens(r)
+		a.outTok += outputTokens(r)
+		a.addCache(r)
+		return
+	}
 	ttft := math.NaN()
 	if r.TTFTNs != nil {
 		ttft = ms(*r.TTFTNs)
@@ -150,9 +170,7 @@ func (a *acc) add(r *record.Record, good bool) {
 	if r.TPOTNs != nil {
 		s[TPOT].addFloat(*r.TPOTNs / 1e6)
 	}
-	for _, g := range r.ITLNs {
-		s[ITL].add(g)
-	}
+	s[ITL].addAll(r.ITLNs)
 	s[Latency].add(r.LatencyNs)
 	s[InputTurns].add(int64(r.InputMessages))
 	in, out := inputTokens(r), outputTokens(r)
@@ -169,16 +187,40 @@ func (a *acc) add(r *record.Record, good bool) {
 		s[ThinkPlanned].add(r.ThinkPlannedNs)
 		s[ThinkActual].add(r.ThinkActualNs)
 	}
-	if r.CachedTokens != nil && r.PromptTokens != nil {
-		a.cacheReported++
-		a.cached += *r.CachedTokens
-		a.cachedOf += *r.PromptTokens
-	}
+	a.addCache(r)
 	if a.keepSeries {
 		a.series = append(a.series, point{
 			start: float64(start) / 1e9, end: float64(end) / 1e9,
 			latMs: ms(r.LatencyNs), ttftMs: ttft, outTokens: float64(out),
 		})
+	}
+}
+
+// addConv accounts a request of the conversation of r.
+func (a *acc) addConv(r *record.Record, good bool, start, end int64) {
+	ck := convKey{r.RunID, r.Shard, r.ConversationID}
+	c, seen := a.convs[ck]
+	if !seen {
+		c = convAcc{minStart: start, maxEnd: end}
+	}
+	c.turns++
+	c.minStart, c.maxEnd = min(c.minStart, start), max(c.maxEnd, end)
+	c.waitMs += ms(r.LatencyNs)
+	if !good {
+		c.missedSLO = true
+	}
+	if !r.OK() {
+		c.failed++
+	}
+	a.convs[ck] = c
+}
+
+// addCache accounts the prefix-cache figures of a successful request.
+func (a *acc) addCache(r *record.Record) {
+	if r.CachedTokens != nil && r.PromptTokens != nil {
+		a.cacheReported++
+		a.cached += *r.CachedTokens
+		a.cachedOf += *r.PromptTokens
 	}
 }
 

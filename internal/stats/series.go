@@ -43,6 +43,13 @@ func (s *sampleSet) add(x int64) {
 	s.n++
 }
 
+// addAll adds integer samples.
+func (s *sampleSet) addAll(xs []int64) {
+	for _, x := range xs {
+		s.add(x)
+	}
+}
+
 // addFloat adds a sample of a float metric; a set holds either kind.
 func (s *sampleSet) addFloat(x float64) {
 	s.float = true
