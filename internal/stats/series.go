@@ -43,8 +43,32 @@ func (s *sampleSet) add(x int64) {
 	s.n++
 }
 
-// addAll adds integer samples.
+// addAll adds integer samples: add for each, a block at a time.
 func (s *sampleSet) addAll(xs []int64) {
+	for len(xs) > 0 && !s.wide {
+		k := len(s.b32) - 1
+		if k < 0 || len(s.b32[k]) == cap(s.b32[k]) {
+			s.b32 = append(s.b32, make([]int32, 0, min(blockMax, max(256, s.n))))
+			k++
+		}
+		b := s.b32[k]
+		n := min(cap(b)-len(b), len(xs))
+		for i, x := range xs[:n] {
+			y := int32(x)
+			if int64(y) != x { // does not fit: add widens, the rest go wide
+				s.b32[k], s.n = b, s.n+i
+				xs = xs[i:]
+				s.add(xs[0])
+				xs = xs[1:]
+				break
+			}
+			b = append(b, y)
+		}
+		if !s.wide {
+			s.b32[k], s.n = b, s.n+n
+			xs = xs[n:]
+		}
+	}
 	for _, x := range xs {
 		s.add(x)
 	}

@@ -652,3 +652,30 @@ func TestHTMLServerCharts(t *testing.T) {
 		t.Error("charts without server metrics")
 	}
 }
+
+// TestSampleSetAddAll: adding a list at once is adding each sample, over
+// block boundaries and through widening.
+func TestSampleSetAddAll(t *testing.T) {
+	t.Parallel()
+	var one, all sampleSet
+	var xs []int64
+	for i := range 3*blockMax + 100 {
+		x := int64(i % 5000)
+		if i == 2*blockMax+7 {
+			x = math.MaxInt32 + 9 // widens mid-list
+		}
+		xs = append(xs, x)
+	}
+	for _, part := range [][]int64{xs[:10], xs[10 : blockMax+3], xs[blockMax+3 : 2*blockMax+50], xs[2*blockMax+50:]} {
+		all.addAll(part)
+		for _, x := range part {
+			one.add(x)
+		}
+		if !slices.Equal(all.values(), one.values()) || all.Len() != one.Len() || all.wide != one.wide {
+			t.Fatalf("after %d samples: addAll differs from add (wide %v/%v)", one.Len(), all.wide, one.wide)
+		}
+	}
+	if !all.wide {
+		t.Fatal("a sample beyond int32 did not widen the set")
+	}
+}
