@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -441,13 +442,11 @@ func (c *columnReader) page(p parquet.Page) error {
 		each(func(r *Record, j int) { *at[int64](f, r) = v[j] })
 	case KindInt64Ptr:
 		v := data.Int64()
-		buf := make([]int64, len(v))
-		copy(buf, v)
+		buf := slices.Clone(v) // a copy not zeroed first
 		each(func(r *Record, j int) { *at[*int64](f, r) = &buf[j] })
 	case KindFloat64Ptr:
 		v := data.Double()
-		buf := make([]float64, len(v))
-		copy(buf, v)
+		buf := slices.Clone(v)
 		each(func(r *Record, j int) { *at[*float64](f, r) = &buf[j] })
 	case KindTime:
 		v := data.Int64()
@@ -543,9 +542,8 @@ func (c *columnReader) listPage(p parquet.Page, defs, reps []byte, maxDef byte) 
 	}
 	pv := p.Data()
 	v := pv.Int64()
-	buf := make([]int64, len(v))
-	copy(buf, v)
-	j, start := 0, -1 // start: index in buf of the current row's first element
+	buf := slices.Clone(v) // the page's memory is released
+	j, start := 0, -1      // start: index in buf of the current row's first element
 	for k := range defs {
 		if reps == nil || reps[k] == 0 {
 			c.row++
