@@ -2,21 +2,14 @@ package stats
 
 import "github.com/mtkit/mtkit/internal/record"
 
-// summaryColumns are the record fields the report reads whatever the
-// options: identity and dedup, phase, timing, sizes, outcome, the fields
-// of the segments, stages and session-affinity views. The rest (model,
-// first_token, ttft_content_ns, reasoning counts, max/min tokens,
-// finish_reason, status, error text, server_extra, verify_mismatch,
-// attempt, choice, client) are read only when an option needs them.
-var summaryColumns = []string{
-	"run_id", "shard", "seq", "conversation_id", "turn", "phase",
-	"segment", "segments", "host",
-	"scheduled", "start", "end",
-	"ttft_ns", "tpot_ns", "itl_ns", "latency_ns", "intended_latency_ns", "lateness_ns",
-	"think_planned_ns", "think_actual_ns",
-	"prompt_tokens", "completion_tokens", "cached_tokens",
-	"client_prompt_tokens", "client_completion_tokens", "input_messages", "chunks",
-	"error_class", "retried", "backend", "stage",
+// unreadColumns are the record fields the report does not read unless an
+// option asks for them (--where, --by, --user-gaps, --xlsx): every other
+// field is read, a field added to the record included.
+var unreadColumns = map[string]bool{
+	"model": true, "first_token": true, "ttft_content_ns": true, "reasoning_tokens": true,
+	"dropped_messages": true, "max_tokens": true, "min_tokens": true, "reasoning_chunks": true,
+	"finish_reason": true, "status": true, "error": true, "server_extra": true,
+	"verify_mismatch": true, "attempt": true, "choice": true, "client": true,
 }
 
 // columns returns the record fields the report of o needs, or nil for
@@ -25,8 +18,13 @@ func columns(o *Options, filter Filter) (*record.Columns, error) {
 	if o.XLSX != "" || o.allColumns {
 		return nil, nil
 	}
-	names := append([]string(nil), summaryColumns...)
+	var names []string
 	fields := record.Fields()
+	for _, f := range fields {
+		if !unreadColumns[f.Name] {
+			names = append(names, f.Name)
+		}
+	}
 	for _, c := range filter {
 		names = append(names, fields[c.field].Name)
 	}
