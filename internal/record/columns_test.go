@@ -21,6 +21,20 @@ func project(r Record, cols *Columns) Record {
 	return r
 }
 
+// readFiles reads every record of fs; a problem fails the test.
+func readFiles(t *testing.T, fs *Files) []Record {
+	t.Helper()
+	defer fs.Close()
+	var got []Record
+	for fs.Scan() {
+		if err := fs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, *fs.Record())
+	}
+	return got
+}
+
 // TestColumns: every decoder (Parquet columnar, JSONL sequential and
 // parallel) fills exactly the fields asked for, the others zero, and
 // bad JSON in a skipped field's value is still found when the line is not
@@ -57,15 +71,7 @@ func TestColumns(t *testing.T) {
 			path       string
 			sequential bool
 		}{{pq, false}, {js, false}, {js, true}} {
-			fs := &Files{Paths: []string{in.path}, Columns: cols, sequential: in.sequential, chunkSize: 4096}
-			var got []Record
-			for fs.Scan() {
-				if err := fs.Err(); err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, *fs.Record())
-			}
-			fs.Close()
+			got := readFiles(t, &Files{Paths: []string{in.path}, Columns: cols, sequential: in.sequential, chunkSize: 4096})
 			if d := diffRecords(want, got); d != "" {
 				t.Fatalf("%s, %s (sequential %v): %s", tc.name, filepath.Base(in.path), in.sequential, d)
 			}
@@ -135,15 +141,7 @@ func TestParquetBufferReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cols := range []*Columns{nil, sel} {
-		fs := &Files{Paths: []string{path}, Columns: cols}
-		var got []Record
-		for fs.Scan() {
-			if err := fs.Err(); err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, *fs.Record())
-		}
-		fs.Close()
+		got := readFiles(t, &Files{Paths: []string{path}, Columns: cols})
 		want := recs
 		if cols != nil {
 			want = make([]Record, len(recs))
