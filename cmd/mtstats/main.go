@@ -62,6 +62,7 @@ func flags(o *stats.Options) []cli.Flag {
 
 		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Destination: &o.Format, Category: catReport, Usage: "report `FORMAT`: table, markdown, json or csv"},
 		&cli.StringFlag{Name: "by", Destination: &o.By, Category: catReport, Usage: "also report per `GROUP`: turn, conversation, client, phase, run, file or a record field"},
+		&cli.StringFlag{Name: "by-detail", Value: stats.ByTable, Destination: &o.ByDetail, Category: catReport, Usage: "with --by, what each group shows: `DETAIL` table (one row per group: requests, failed, TTFT, ITL and latency quantiles, input tokens, cache hit) or full (the whole report per group; implied by --compare, --html, --xlsx and --user-gaps)"},
 		&cli.BoolFlag{Name: "compare", Destination: &o.Compare, DisableDefaultText: true, Category: catReport, Usage: "show each input (label=file) side by side with ratios to the first"},
 		&cli.StringFlag{Name: "html", Destination: &o.HTML, Category: catReport, Usage: "also write a self-contained HTML report to `FILE`"},
 		&cli.StringFlag{Name: "xlsx", Destination: &o.XLSX, Category: catReport, Usage: "also write an Excel workbook to `FILE`"},

@@ -33,7 +33,7 @@ var jsonLibs = []jsonLib{
 		recBuf.Reset() // as mtrun uses it: one encoder, its buffer reused
 		err := recEnc.Encode(r)
 		return recBuf.Bytes(), err
-	}, func(b []byte, r *Record) error { return unmarshalRecord(b, r) }},
+	}, func(b []byte, r *Record) error { return unmarshalRecord(b, r, nil) }},
 	{"goccy", func(r *Record) ([]byte, error) { return goccy.Marshal(r) }, func(b []byte, r *Record) error { return goccy.Unmarshal(b, r) }},
 	{"std-v1", func(r *Record) ([]byte, error) { return stdjson.Marshal(r) }, func(b []byte, r *Record) error { return stdjson.Unmarshal(b, r) }},
 	{"json-v2", func(r *Record) ([]byte, error) { return jsonv2.Marshal(r) }, func(b []byte, r *Record) error { return jsonv2.Unmarshal(b, r) }},

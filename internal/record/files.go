@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mtkit/mtkit/internal/iox"
+	"github.com/mtkit/mtkit/internal/jsonl"
 )
 
 // Decoder is a record reader modeled on bufio.Scanner; JSONDecoder and
@@ -41,6 +42,9 @@ type Files struct {
 	Paths []string
 	// Stdin is read for "-"; nil means no stdin.
 	Stdin io.Reader
+	// Columns are the fields to read; the others stay zero. Nil reads
+	// every field.
+	Columns *Columns
 
 	// sequential turns off parallel decoding (tests compare the two).
 	sequential bool
@@ -147,7 +151,7 @@ func (f *Files) open(in Input) error {
 			release()
 			return errors.New("stdin: Parquet cannot be read from a pipe (it needs random access); pass the file name")
 		}
-		f.dec = NewJSONDecoder(r.Reader, "stdin")
+		f.dec = &JSONDecoder{name: "stdin", lines: jsonl.NewLines(r.Reader), cols: f.Columns}
 		f.closer = func() error { release(); return nil }
 		return nil
 	}
@@ -169,6 +173,7 @@ func (f *Files) open(in Input) error {
 			fh.Close()
 			return err
 		}
+		pd.cols = f.Columns
 		f.dec = pd
 		f.closer = func() error { pd.Close(); return fh.Close() }
 		return nil
@@ -188,11 +193,11 @@ func (f *Files) open(in Input) error {
 	// (a shell's <(...)) may be live, and each record must come as soon
 	// as its line does.
 	if st, err := fh.Stat(); f.sequential || err != nil || !st.Mode().IsRegular() {
-		f.dec = NewJSONDecoder(r.Reader, in.Path)
+		f.dec = &JSONDecoder{name: in.Path, lines: jsonl.NewLines(r.Reader), cols: f.Columns}
 		f.closer = func() error { release(); return fh.Close() }
 		return nil
 	}
-	pd := newParallelJSONDecoder(r.Reader, in.Path, f.chunkSize)
+	pd := newParallelJSONDecoder(r.Reader, in.Path, f.chunkSize, f.Columns)
 	f.dec = pd
 	f.closer = func() error { pd.Close(); release(); return fh.Close() }
 	return nil

@@ -17,21 +17,21 @@ var errEndOfInput = errors.New("unexpected end of JSON input")
 // goccy/go-json. The error is the line's problem as "field: problem"
 // where a field is to blame, else "invalid JSON at byte N: problem"
 // (errEndOfInput for a line that ends too soon).
-func unmarshalRecord(line []byte, r *Record) (err error) {
+func unmarshalRecord(line []byte, r *Record, cols *Columns) (err error) {
 	defer func() {
 		if p := recover(); p != nil { // never seen; a decoder bug must not stop mtstats
 			*r = Record{}
 			err = fmt.Errorf("invalid JSON: decoder panic: %v", p)
 		}
 	}()
-	if err := json.Unmarshal(line, r); err != nil {
-		return lineError(line, err)
+	if err := json.Unmarshal(line, cols.target(r)); err != nil {
+		return lineError(line, err, cols)
 	}
 	return nil
 }
 
 // lineError turns the decoder's error for line into the line's problem.
-func lineError(line []byte, err error) error {
+func lineError(line []byte, err error, cols *Columns) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		if se.Error() == errEndOfInput.Error() {
@@ -61,7 +61,7 @@ func lineError(line []byte, err error) error {
 				}
 			}
 		}
-		if f == nil {
+		if f == nil || !cols.has(f.Index) {
 			continue
 		}
 		v := reflect.New(typ.Field(f.Index).Type)

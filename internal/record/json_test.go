@@ -85,7 +85,7 @@ func checkEncode(t *testing.T, r *Record) bool {
 		t.Fatalf("not one line: %q", line)
 	}
 	var back Record
-	if err := unmarshalRecord(line, &back); err != nil {
+	if err := unmarshalRecord(line, &back, nil); err != nil {
 		t.Fatalf("decode %s: %v", line, err)
 	}
 	if validUTF8(r) {
@@ -106,7 +106,7 @@ func checkIdempotent(t *testing.T, r *Record) {
 		t.Fatalf("re-encode %+v: %v", r, err)
 	}
 	var back Record
-	if err := unmarshalRecord(line, &back); err != nil {
+	if err := unmarshalRecord(line, &back, nil); err != nil {
 		t.Fatalf("re-decode %s: %v", line, err)
 	}
 	if d := diffRecords([]Record{*r}, []Record{back}); d != "" {

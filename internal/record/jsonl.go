@@ -93,6 +93,7 @@ type SyntaxError = jsonl.Error
 type JSONDecoder struct {
 	name  string
 	lines *jsonl.Lines
+	cols  *Columns // nil: every field
 	rec   Record
 	err   error
 	fatal bool
@@ -121,7 +122,7 @@ func (d *JSONDecoder) Scan() bool {
 		return false
 	}
 	d.rec = Record{}
-	if err := unmarshalRecord(line, &d.rec); err != nil {
+	if err := unmarshalRecord(line, &d.rec, d.cols); err != nil {
 		d.err = &SyntaxError{File: d.name, Line: n, Err: lineProblem(err, d.atEOF())}
 	} else if err := d.rec.validate(); err != nil {
 		d.err = &SyntaxError{File: d.name, Line: n, Err: err}

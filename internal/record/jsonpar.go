@@ -50,6 +50,7 @@ type parJob struct {
 // parallelJSONDecoder decodes JSONL from a file on several goroutines; it
 // implements Decoder like JSONDecoder, with the same results.
 type parallelJSONDecoder struct {
+	cols  *Columns // the fields decoded; nil: all
 	name  string
 	chunk int
 
@@ -76,18 +77,19 @@ type parallelJSONDecoder struct {
 // GOMAXPROCS workers, at most maxParWorkers; name is used in errors. chunk
 // is the chunk size (0 for the default). Close stops the goroutines; it
 // must be called before r is closed.
-func newParallelJSONDecoder(r io.Reader, name string, chunk int) *parallelJSONDecoder {
-	return newChunkedJSONDecoder(r, name, chunk, min(runtime.GOMAXPROCS(0), maxParWorkers))
+func newParallelJSONDecoder(r io.Reader, name string, chunk int, cols *Columns) *parallelJSONDecoder {
+	return newChunkedJSONDecoder(r, name, chunk, min(runtime.GOMAXPROCS(0), maxParWorkers), cols)
 }
 
 // newChunkedJSONDecoder is newParallelJSONDecoder with a number of
 // workers; with fewer than 2 it starts no goroutine and decodes each chunk
 // in Scan, deterministically.
-func newChunkedJSONDecoder(r io.Reader, name string, chunk, workers int) *parallelJSONDecoder {
+func newChunkedJSONDecoder(r io.Reader, name string, chunk, workers int, cols *Columns) *parallelJSONDecoder {
 	if chunk <= 0 {
 		chunk = parChunkSize
 	}
 	d := &parallelJSONDecoder{
+		cols:  cols,
 		name:  name,
 		chunk: chunk,
 		order: make(chan chan *parBatch, parAhead),
@@ -270,7 +272,7 @@ func (d *parallelJSONDecoder) work() {
 
 // decodeChunk decodes the lines of data the way JSONDecoder.Scan does;
 // last says data ends the input, where a cut-short line is ErrTruncated.
-func decodeChunk(data []byte, last bool, items []parItem) *parBatch {
+func decodeChunk(data []byte, last bool, items []parItem, cols *Columns) *parBatch {
 	b := &parBatch{}
 	for off := 0; off < len(data); {
 		end := len(data)
@@ -288,7 +290,7 @@ func decodeChunk(data []byte, last bool, items []parItem) *parBatch {
 		}
 		items = append(items, parItem{line: b.lines})
 		it := &items[len(items)-1]
-		if err := unmarshalRecord(line, &it.rec); err != nil {
+		if err := unmarshalRecord(line, &it.rec, cols); err != nil {
 			it.err = lineProblem(err, last && next == len(data))
 		} else if err := it.rec.validate(); err != nil {
 			it.err = err
@@ -354,7 +356,7 @@ func (d *parallelJSONDecoder) decode(data []byte, last bool) *parBatch {
 	case items = <-d.items:
 	default:
 	}
-	b := decodeChunk(data, last, items[:0])
+	b := decodeChunk(data, last, items[:0], d.cols)
 	if cap(data) <= 2*d.chunk {
 		select {
 		case d.bufs <- data[:0]:

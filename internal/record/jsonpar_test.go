@@ -169,7 +169,7 @@ func TestParallelErrors(t *testing.T) {
 			t.Parallel()
 			for _, chunk := range []int{1, 50, 0} {
 				for _, workers := range []int{1, 2} {
-					d := newChunkedJSONDecoder(strings.NewReader(tc.in), "f", chunk, workers)
+					d := newChunkedJSONDecoder(strings.NewReader(tc.in), "f", chunk, workers, nil)
 					steps, fatal := decoderTranscript(d)
 					d.Close()
 					var got []string
@@ -211,7 +211,7 @@ func TestParallelReadError(t *testing.T) {
 	seq, seqErr := decoderTranscript(NewJSONDecoder(&failReader{[]byte(in), boom}, "f"))
 	for _, chunk := range []int{1, 64, 0} {
 		for _, workers := range []int{1, 2} {
-			d := newChunkedJSONDecoder(&failReader{[]byte(in), boom}, "f", chunk, workers)
+			d := newChunkedJSONDecoder(&failReader{[]byte(in), boom}, "f", chunk, workers, nil)
 			got, gotErr := decoderTranscript(d)
 			d.Close()
 			if diff := cmp.Diff(seq, got); diff != "" || gotErr != seqErr || len(got) != 2 || gotErr != "f: boom" {
@@ -227,7 +227,7 @@ func TestParallelClose(t *testing.T) {
 	t.Parallel()
 	js := bytes.Repeat(encodeJSONL(t, genRecords(8, 50)), 40)
 	for _, chunk := range []int{100, 0} {
-		d := newChunkedJSONDecoder(bytes.NewReader(js), "f", chunk, 3)
+		d := newChunkedJSONDecoder(bytes.NewReader(js), "f", chunk, 3, nil)
 		if !d.Scan() || d.Err() != nil {
 			t.Fatalf("first scan: %v", d.Err())
 		}
@@ -273,7 +273,7 @@ func FuzzParallelJSONL(f *testing.F) {
 			workers = append(workers, 2)
 		}
 		for _, w := range workers {
-			d := newChunkedJSONDecoder(bytes.NewReader(data), "f", int(chunk%512)+1, w)
+			d := newChunkedJSONDecoder(bytes.NewReader(data), "f", int(chunk%512)+1, w, nil)
 			got, gotErr := decoderTranscript(d)
 			d.Close()
 			if diff := cmp.Diff(want, got); diff != "" || gotErr != wantErr {
@@ -334,8 +334,8 @@ func BenchmarkDecodeJSONL(b *testing.B) {
 		dec  func() Decoder
 	}{
 		{"sequential", func() Decoder { return NewJSONDecoder(bytes.NewReader(js), "b") }},
-		{"inline", func() Decoder { return newChunkedJSONDecoder(bytes.NewReader(js), "b", 0, 1) }},
-		{"parallel", func() Decoder { return newParallelJSONDecoder(bytes.NewReader(js), "b", 0) }},
+		{"inline", func() Decoder { return newChunkedJSONDecoder(bytes.NewReader(js), "b", 0, 1, nil) }},
+		{"parallel", func() Decoder { return newParallelJSONDecoder(bytes.NewReader(js), "b", 0, nil) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(js)))

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -136,20 +138,24 @@ func (e *ParquetEncoder) Close() error {
 // JSONDecoder: Scan, Record, Err; a row that fails validation is reported
 // as a *SyntaxError whose Line is the 1-based row number.
 type ParquetDecoder struct {
-	name   string
-	g      *genericReader // nil in columnar mode
-	file   *parquet.File
-	groups []parquet.RowGroup  // columnar mode: row groups left to read
-	ahead  []chan decodedGroup // columnar mode: row groups being decoded, in order
-	spare  [][]Record          // columnar mode: consumed buffers
-	buf    []Record
-	i, n   int
-	row    int
-	cur    *Record // in buf
-	rec    Record  // zero: Record before the first Scan
-	err    error
-	done   bool
-	total  int64
+	name string
+	cols *Columns // nil: every field (columnar mode only)
+	// optional are the fields of optional and list columns: a row group
+	// sets them only in the rows that have a value (columnar mode).
+	optional []*Field
+	g        *genericReader // nil in columnar mode
+	file     *parquet.File
+	groups   []parquet.RowGroup  // columnar mode: row groups left to read
+	ahead    []chan decodedGroup // columnar mode: row groups being decoded, in order
+	spare    [][]Record          // columnar mode: consumed buffers
+	buf      []Record
+	i, n     int
+	row      int
+	cur      *Record // in buf
+	rec      Record  // zero: Record before the first Scan
+	err      error
+	done     bool
+	total    int64
 }
 
 // NewParquetDecoder opens the Parquet file r of the given size; name is
@@ -167,6 +173,14 @@ func NewParquetDecoder(r io.ReaderAt, size int64, name string) (d *ParquetDecode
 	d = &ParquetDecoder{name: name, total: f.NumRows()}
 	if columnarOK(f) {
 		d.file, d.groups = f, f.RowGroups()
+		schema := f.Schema()
+		for _, path := range schema.Columns() {
+			if leaf, ok := schema.Lookup(path...); ok && leaf.MaxDefinitionLevel > 0 {
+				if fd := parquetColumns[path[0]]; fd != nil {
+					d.optional = append(d.optional, fd)
+				}
+			}
+		}
 		return d, nil
 	}
 	if d.g, err = newGenericReader(f, name); err != nil { // see parquet_generic.go
@@ -258,8 +272,8 @@ func (d *ParquetDecoder) fillColumnar() bool {
 					ch <- decodedGroup{err: fmt.Errorf("%v", p)}
 				}
 			}()
-			clear(recs) // a reused buffer holds the rows of an earlier group
-			err := readRowGroup(f, rg, recs)
+			d.reset(recs) // a reused buffer holds the rows of an earlier group
+			err := readRowGroup(f, rg, recs, d.cols)
 			ch <- decodedGroup{recs: recs, err: err}
 		}(d.file)
 	}
@@ -278,6 +292,32 @@ func (d *ParquetDecoder) fillColumnar() bool {
 	}
 	d.buf, d.i, d.n = g.recs, 0, len(g.recs)
 	return true
+}
+
+// reset readies a buffer of records decoded before for the next row
+// group. Only the fields of optional and list columns need zeroing: the
+// fields of required columns are set in every row, those of unread
+// columns never (clearing whole records was a sixth of the CPU time).
+func (d *ParquetDecoder) reset(recs []Record) {
+	for _, f := range d.optional {
+		if !d.cols.has(f.Index) {
+			continue
+		}
+		for i := range recs {
+			p := f.ptr(&recs[i])
+			switch f.Kind {
+			case KindString:
+				*(*string)(p) = ""
+			case KindInt64List:
+				*(*[]int64)(p) = nil
+			case KindInt64Ptr, KindFloat64Ptr, KindBoolPtr, KindTimePtr:
+				*(*unsafe.Pointer)(p) = nil
+			default:
+				clear(recs) // a kind not known to be optional: clear all
+				return
+			}
+		}
+	}
 }
 
 // Record returns the record of the last successful Scan.
@@ -338,7 +378,8 @@ type columnReader struct {
 }
 
 // readRowGroup decodes all rows of rg into recs (len = rg.NumRows()).
-func readRowGroup(f *parquet.File, rg parquet.RowGroup, recs []Record) error {
+// Only the columns of cols are read.
+func readRowGroup(f *parquet.File, rg parquet.RowGroup, recs []Record, cols *Columns) error {
 	schema := f.Schema()
 	for i, path := range schema.Columns() {
 		name := path[0]
@@ -349,6 +390,9 @@ func readRowGroup(f *parquet.File, rg parquet.RowGroup, recs []Record) error {
 		leaf, ok := schema.Lookup(path...)
 		if !ok || leaf.ColumnIndex != i {
 			return errNotColumnar
+		}
+		if !cols.has(spec.Index) {
+			continue
 		}
 		cr := &columnReader{recs: recs, leaf: leaf, spec: spec}
 		if err := cr.read(rg.ColumnChunks()[i]); err != nil {
@@ -436,13 +480,11 @@ func (c *columnReader) page(p parquet.Page) error {
 		each(func(r *Record, j int) { *at[int64](f, r) = v[j] })
 	case KindInt64Ptr:
 		v := data.Int64()
-		buf := make([]int64, len(v))
-		copy(buf, v)
+		buf := slices.Clone(v) // a copy not zeroed first
 		each(func(r *Record, j int) { *at[*int64](f, r) = &buf[j] })
 	case KindFloat64Ptr:
 		v := data.Double()
-		buf := make([]float64, len(v))
-		copy(buf, v)
+		buf := slices.Clone(v)
 		each(func(r *Record, j int) { *at[*float64](f, r) = &buf[j] })
 	case KindTime:
 		v := data.Int64()
@@ -538,9 +580,8 @@ func (c *columnReader) listPage(p parquet.Page, defs, reps []byte, maxDef byte) 
 	}
 	pv := p.Data()
 	v := pv.Int64()
-	buf := make([]int64, len(v))
-	copy(buf, v)
-	j, start := 0, -1 // start: index in buf of the current row's first element
+	buf := slices.Clone(v) // the page's memory is released
+	j, start := 0, -1      // start: index in buf of the current row's first element
 	for k := range defs {
 		if reps == nil || reps[k] == 0 {
 			c.row++

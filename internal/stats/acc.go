@@ -62,10 +62,20 @@ type point struct {
 	outTokens  float64
 }
 
-// acc accumulates the requests of one group: one float64 per sample per
-// metric, counters and per-conversation totals.
+// samples are the sample sets of the metrics, indexed by Metric.
+type samples [numMetrics]sampleSet
+
+// init sets the units: durations are kept in ns and reported in ms.
+func (s *samples) init() {
+	for _, m := range []Metric{TTFT, ITL, Latency, IntendedLatency, Lateness, ThinkPlanned, ThinkActual} {
+		s[m].scale = 1e6
+	}
+}
+
+// acc accumulates the requests of one group: the integer (ns, count) or
+// float sample of each metric, counters and per-conversation totals.
 type acc struct {
-	samples          [numMetrics]sampleSet
+	samples          samples
 	requests, ok     int
 	errors           map[string]int
 	retries          int
@@ -75,19 +85,35 @@ type acc struct {
 	cached, cachedOf int64
 	cacheReported    int
 	good             int
-	convs            map[convKey]convAcc
-	series           []point
-	keepSeries       bool
-	gaps             clientSends // Options.UserGaps (usergap.go)
+	// lite keeps only what the per-group table shows (ByTable): counters,
+	// token sums and the TTFT, ITL and latency samples; convs only when
+	// asked for (groups by conversation).
+	lite       bool
+	convs      map[convKey]convAcc
+	series     []point
+	keepSeries bool
+	gaps       clientSends // Options.UserGaps (usergap.go)
 }
 
 func newAcc(series bool) *acc {
-	a := &acc{errors: map[string]int{}, convs: map[convKey]convAcc{}, keepSeries: series}
-	for _, m := range []Metric{InputTurns, InputTokens, OutputTokens, OutputChunks} {
-		a.samples[m].narrow = true // integer counts: exact in float32
-	}
+	a := &acc{convs: map[convKey]convAcc{}, keepSeries: series}
+	a.samples.init()
 	return a
 }
+
+// newLiteAcc returns an accumulator for a row of the per-group table;
+// convs says whether it tracks conversations.
+func newLiteAcc(convs bool) *acc {
+	a := &acc{lite: true}
+	if convs {
+		a.convs = map[convKey]convAcc{}
+	}
+	a.samples.init()
+	return a
+}
+
+// liteMetrics are the metrics a lite accumulator keeps.
+var liteMetrics = []Metric{TTFT, ITL, Latency}
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
@@ -110,6 +136,68 @@ func (a *acc) add(r *record.Record, good bool) {
 		return
 	}
 	a.requests++
+	if a.convs != nil {
+		a.addConv(r, good, start, end)
+	}
+	if !r.OK() {
+		if a.errors == nil {
+			a.errors = map[string]int{}
+		}
+		a.errors[r.ErrorClass]++
+		return
+	}
+	a.ok++
+	if good {
+		a.good++
+	}
+	s := &a.samples
+	if a.lite {
+		if r.TTFTNs != nil {
+			s[TTFT].add(*r.TTFTNs)
+		}
+		s[ITL].addAll(r.ITLNs)
+		s[Latency].add(r.LatencyNs)
+		a.inTok += inputTokens(r)
+		a.outTok += outputTokens(r)
+		a.addCache(r)
+		return
+	}
+	ttft := math.NaN()
+	if r.TTFTNs != nil {
+		ttft = ms(*r.TTFTNs)
+		s[TTFT].add(*r.TTFTNs)
+	}
+	if r.TPOTNs != nil {
+		s[TPOT].addFloat(*r.TPOTNs / 1e6)
+	}
+	s[ITL].addAll(r.ITLNs)
+	s[Latency].add(r.LatencyNs)
+	s[InputTurns].add(int64(r.InputMessages))
+	in, out := inputTokens(r), outputTokens(r)
+	a.inTok += in
+	a.outTok += out
+	s[InputTokens].add(in)
+	s[OutputTokens].add(out)
+	s[OutputChunks].add(int64(r.Chunks))
+	if !r.Scheduled.IsZero() {
+		s[IntendedLatency].add(r.IntendedLatencyNs)
+		s[Lateness].add(r.LatenessNs)
+	}
+	if r.Turn > 0 {
+		s[ThinkPlanned].add(r.ThinkPlannedNs)
+		s[ThinkActual].add(r.ThinkActualNs)
+	}
+	a.addCache(r)
+	if a.keepSeries {
+		a.series = append(a.series, point{
+			start: float64(start) / 1e9, end: float64(end) / 1e9,
+			latMs: ms(r.LatencyNs), ttftMs: ttft, outTokens: float64(out),
+		})
+	}
+}
+
+// addConv accounts a request of the conversation of r.
+func (a *acc) addConv(r *record.Record, good bool, start, end int64) {
 	ck := convKey{r.RunID, r.Shard, r.ConversationID}
 	c, seen := a.convs[ck]
 	if !seen {
@@ -125,52 +213,14 @@ func (a *acc) add(r *record.Record, good bool) {
 		c.failed++
 	}
 	a.convs[ck] = c
-	if !r.OK() {
-		a.errors[r.ErrorClass]++
-		return
-	}
-	a.ok++
-	if good {
-		a.good++
-	}
-	s := &a.samples
-	ttft := math.NaN()
-	if r.TTFTNs != nil {
-		ttft = ms(*r.TTFTNs)
-		s[TTFT].add(ttft)
-	}
-	if r.TPOTNs != nil {
-		s[TPOT].add(*r.TPOTNs / 1e6)
-	}
-	for _, g := range r.ITLNs {
-		s[ITL].add(ms(g))
-	}
-	s[Latency].add(ms(r.LatencyNs))
-	s[InputTurns].add(float64(r.InputMessages))
-	in, out := inputTokens(r), outputTokens(r)
-	a.inTok += in
-	a.outTok += out
-	s[InputTokens].add(float64(in))
-	s[OutputTokens].add(float64(out))
-	s[OutputChunks].add(float64(r.Chunks))
-	if !r.Scheduled.IsZero() {
-		s[IntendedLatency].add(ms(r.IntendedLatencyNs))
-		s[Lateness].add(ms(r.LatenessNs))
-	}
-	if r.Turn > 0 {
-		s[ThinkPlanned].add(ms(r.ThinkPlannedNs))
-		s[ThinkActual].add(ms(r.ThinkActualNs))
-	}
+}
+
+// addCache accounts the prefix-cache figures of a successful request.
+func (a *acc) addCache(r *record.Record) {
 	if r.CachedTokens != nil && r.PromptTokens != nil {
 		a.cacheReported++
 		a.cached += *r.CachedTokens
 		a.cachedOf += *r.PromptTokens
-	}
-	if a.keepSeries {
-		a.series = append(a.series, point{
-			start: float64(start) / 1e9, end: float64(end) / 1e9,
-			latMs: ms(r.LatencyNs), ttftMs: ttft, outTokens: float64(out),
-		})
 	}
 }
 

@@ -21,6 +21,8 @@ type collector struct {
 	filter  Filter
 	slo     *sloChecker
 	groupBy func(r *record.Record, label string) string
+	// liteGroups: the groups keep only the per-group table's figures.
+	liteGroups bool
 
 	mu      sync.Mutex
 	stopped bool
@@ -82,6 +84,7 @@ func newCollector(o *Options, filter Filter, objs []Objective) (*collector, erro
 		return nil, err
 	}
 	c.groupBy = gb
+	c.liteGroups = !o.fullGroups()
 	c.stages = NewStages(objs)
 	if o.Compare {
 		c.stagesBy = map[string]*Stages{}
@@ -318,7 +321,11 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 		k := c.groupBy(r, label)
 		g := c.groups[k]
 		if g == nil {
-			g = c.withGaps(newAcc(c.groupTurns != nil))
+			if c.liteGroups {
+				g = newLiteAcc(c.opts.By == "conversation")
+			} else {
+				g = c.withGaps(newAcc(c.groupTurns != nil))
+			}
 			c.groups[k] = g
 		}
 		g.add(r, good)

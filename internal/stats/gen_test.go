@@ -183,6 +183,7 @@ func TestGenTestdata(t *testing.T) {
 var (
 	genN   = flag.Int("gen-n", 0, "with -gen-out: number of records to generate")
 	genOut = flag.String("gen-out", "", "write -gen-n generated records to this file (.parquet or JSONL) for load tests")
+	genITL = flag.Bool("gen-itl", true, "with -gen-out: one ITL gap per output token after the first (false: none, as records of servers that stream one chunk)")
 )
 
 // TestGenLoad writes a large record file for memory and speed checks of
@@ -207,7 +208,10 @@ func TestGenLoad(t *testing.T) {
 	n, seed := 0, uint64(0)
 	for n < *genN {
 		seed++
+		// Like a real run: one ITL gap per output token after the first,
+		// about 3% of requests retried then failed, a warmup phase.
 		recs := genRecords(genConfig{seed: seed, run: "load", shard: int(seed), convs: 10000, maxTurns: 10,
+			itl: *genITL, failEvery: 33, warmup: 100,
 			requestsLimit: *genN - n, start: time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC).Add(time.Duration(seed) * time.Hour)})
 		for i := range recs {
 			if err := enc.Encode(&recs[i]); err != nil {

@@ -5,32 +5,43 @@ import (
 	"slices"
 )
 
-// radixMin is the smallest slice sortFloats sorts by radix; below it
+// radixMin is the smallest slice sortSamples sorts by radix; below it
 // slices.Sort is faster than building the digit histograms.
 const radixMin = 512
 
-// sortFloats sorts xs in ascending order with exactly the result of
-// slices.Sort, in O(n): a least-significant-digit radix sort over the
-// order-preserving integer image of the floats, one byte per pass,
-// skipping the bytes that all samples share (integer counts, samples of
-// one magnitude). Equal floats are bit-identical except for ±0 and NaN,
-// whose relative order slices.Sort leaves to its algorithm; a slice that
-// holds a NaN or a negative zero is therefore handed to slices.Sort, so
-// that the order, and every figure computed from it, stays the same.
-// scratch is reused as the second buffer when it is large enough; the
-// buffer used is returned for the next call.
-func sortFloats[T float32 | float64](xs, scratch []T) []T {
+// sortSamples sorts xs in ascending order with exactly the result of
+// slices.Sort, in O(n): a least-significant-digit radix sort over an
+// order-preserving unsigned image of the samples, one byte per pass,
+// skipping the bytes that all samples share (small integers, samples of
+// one magnitude: nanosecond durations below a few minutes differ only in
+// their low five bytes). For floats, equal values are bit-identical
+// except for ±0 and NaN, whose relative order slices.Sort leaves to its
+// algorithm; a float slice that holds a NaN or a negative zero is
+// therefore handed to slices.Sort, so that the order, and every figure
+// computed from it, stays the same. scratch is reused as the second
+// buffer when it is large enough; the buffer used is returned for the
+// next call.
+func sortSamples[T int32 | int64 | float64](xs, scratch []T) []T {
 	if len(xs) < radixMin {
 		slices.Sort(xs)
 		return scratch
 	}
 	switch v := any(xs).(type) {
 	case []float64:
+		for _, x := range v {
+			if x != x || (x == 0 && math.Signbit(x)) {
+				slices.Sort(v)
+				return scratch
+			}
+		}
 		s, _ := any(scratch).([]float64)
-		return any(radix64(v, s)).([]T)
-	case []float32:
-		s, _ := any(scratch).([]float32)
-		return any(radix32(v, s)).([]T)
+		return any(radixFloats(v, s)).([]T)
+	case []int64:
+		s, _ := any(scratch).([]int64)
+		return any(radixInts(v, s, 8)).([]T)
+	case []int32:
+		s, _ := any(scratch).([]int32)
+		return any(radixInts(v, s, 4)).([]T)
 	}
 	panic("unreachable")
 }
@@ -43,15 +54,6 @@ func key64(x float64) uint64 {
 		return ^k
 	}
 	return k | 1<<63
-}
-
-// key32 is key64 for float32.
-func key32(x float32) uint32 {
-	k := math.Float32bits(x)
-	if k>>31 != 0 {
-		return ^k
-	}
-	return k | 1<<31
 }
 
 // offsets turns a digit histogram into the first index of each digit; it
@@ -69,33 +71,26 @@ func offsets(h *[256]int, n int, offs *[256]int) bool {
 	return true
 }
 
-func radix64(xs, scratch []float64) []float64 {
+// radixFloats sorts non-NaN float64s without negative zeros by their
+// order-preserving bits.
+func radixFloats(xs, scratch []float64) []float64 {
 	var hist [8][256]int
 	for _, x := range xs {
-		if x != x || (x == 0 && math.Signbit(x)) {
-			slices.Sort(xs)
-			return scratch
-		}
 		k := key64(x)
-		hist[0][byte(k)]++
-		hist[1][byte(k>>8)]++
-		hist[2][byte(k>>16)]++
-		hist[3][byte(k>>24)]++
-		hist[4][byte(k>>32)]++
-		hist[5][byte(k>>40)]++
-		hist[6][byte(k>>48)]++
-		hist[7][byte(k>>56)]++
+		for b := range 8 {
+			hist[b][byte(k>>(8*b))]++
+		}
 	}
 	if cap(scratch) < len(xs) {
 		scratch = make([]float64, len(xs))
 	}
 	src, dst := xs, scratch[:len(xs)]
 	var offs [256]int
-	for b := range uint(8) {
+	for b := range 8 {
 		if !offsets(&hist[b], len(xs), &offs) {
 			continue
 		}
-		shift := 8 * b
+		shift := 8 * uint(b)
 		for _, x := range src {
 			d := byte(key64(x) >> shift)
 			dst[offs[d]] = x
@@ -109,31 +104,34 @@ func radix64(xs, scratch []float64) []float64 {
 	return scratch
 }
 
-func radix32(xs, scratch []float32) []float32 {
-	var hist [4][256]int
+// radixInts sorts integers by their two's-complement bytes, the sign bit
+// flipped in the top byte so that negative numbers come first.
+func radixInts[T int32 | int64](xs, scratch []T, width int) []T {
+	var hist [8][256]int
+	top := width - 1
 	for _, x := range xs {
-		if x != x || (x == 0 && math.Signbit(float64(x))) {
-			slices.Sort(xs)
-			return scratch
+		k := uint64(x)
+		for b := range width {
+			hist[b][byte(k>>(8*b))]++
 		}
-		k := key32(x)
-		hist[0][byte(k)]++
-		hist[1][byte(k>>8)]++
-		hist[2][byte(k>>16)]++
-		hist[3][byte(k>>24)]++
 	}
+	hist[top] = flipSign(hist[top])
 	if cap(scratch) < len(xs) {
-		scratch = make([]float32, len(xs))
+		scratch = make([]T, len(xs))
 	}
 	src, dst := xs, scratch[:len(xs)]
 	var offs [256]int
-	for b := range uint(4) {
+	for b := range width {
 		if !offsets(&hist[b], len(xs), &offs) {
 			continue
 		}
-		shift := 8 * b
+		shift := 8 * uint(b)
+		var flip byte
+		if b == top {
+			flip = 0x80
+		}
 		for _, x := range src {
-			d := byte(key32(x) >> shift)
+			d := byte(uint64(x)>>shift) ^ flip
 			dst[offs[d]] = x
 			offs[d]++
 		}
@@ -143,4 +141,14 @@ func radix32(xs, scratch []float32) []float32 {
 		copy(xs, src)
 	}
 	return scratch
+}
+
+// flipSign reorders the histogram of a top byte as if its sign bit were
+// flipped.
+func flipSign(h [256]int) [256]int {
+	var out [256]int
+	for d, c := range h {
+		out[byte(d)^0x80] = c
+	}
+	return out
 }

@@ -205,7 +205,7 @@ func (t *textWriter) report(rep *Report) error {
 	}
 	t.stagedRuns(rep.StagedRuns)
 	if len(rep.Groups) > 0 && rep.Compare == nil {
-		if rep.By != "conversation" {
+		if rep.By != "conversation" && rep.ByDetail != ByTable {
 			for _, g := range rep.Groups {
 				t.group(fmt.Sprintf("%s=%s:", rep.By, g.Key), g, rep.By != "turn")
 			}
@@ -310,15 +310,16 @@ func (t *textWriter) overview(by string, groups []*Group) {
 		t.table(header, rows)
 		return
 	}
-	header := []string{by, "requests", "failed", "ttft_p50", "ttft_p90", "ttft_p99", "itl_p50", "itl_p99",
-		"latency_p50", "latency_p99", "input_tokens_mean", "cache_hit"}
+	header := []string{by, "requests", "failed", "ttft_p50", "ttft_p90", "ttft_p99", "itl_p50", "itl_p90", "itl_p99",
+		"latency_p50", "latency_p90", "latency_p99", "output_tokens_per_sec", "input_tokens_mean", "cache_hit"}
 	var rows [][]string
 	for _, g := range groups {
 		rows = append(rows, []string{g.Key, strconv.Itoa(g.Requests), strconv.Itoa(g.Failed),
 			q(g, "ttft_ms", "p50"), q(g, "ttft_ms", "p90"), q(g, "ttft_ms", "p99"),
-			q(g, "itl_ms", "p50"), q(g, "itl_ms", "p99"),
-			q(g, "latency_ms", "p50"), q(g, "latency_ms", "p99"),
-			q(g, "input_num_tokens", "mean"), fmtPct(g.CacheHitRate)})
+			q(g, "itl_ms", "p50"), q(g, "itl_ms", "p90"), q(g, "itl_ms", "p99"),
+			q(g, "latency_ms", "p50"), q(g, "latency_ms", "p90"), q(g, "latency_ms", "p99"),
+			fmtNum(float64(g.OutputTokensPerSec)),
+			fmtNum(float64(g.InputTokens) / float64(g.OK)), fmtPct(g.CacheHitRate)})
 	}
 	t.table(header, rows)
 }

@@ -20,15 +20,18 @@ const SchemaVersion = "mtstats/v1"
 
 // Report is everything mtstats computed; every output format renders it.
 type Report struct {
-	Schema  string      `json:"schema"`
-	Partial bool        `json:"partial"`
-	Inputs  Inputs      `json:"inputs"`
-	Summary *Group      `json:"summary"`
-	By      string      `json:"by,omitempty"`
-	Groups  []*Group    `json:"groups,omitempty"`
-	SLO     *SLOReport  `json:"slo,omitempty"`
-	Compare *Comparison `json:"compare,omitempty"`
-	Server  *Server     `json:"server,omitempty"` // server.go
+	Schema  string `json:"schema"`
+	Partial bool   `json:"partial"`
+	Inputs  Inputs `json:"inputs"`
+	Summary *Group `json:"summary"`
+	By      string `json:"by,omitempty"`
+	// ByDetail is how much each group shows: ByTable (the per-group
+	// table's figures) or ByFull (the whole report).
+	ByDetail string      `json:"by_detail,omitempty"`
+	Groups   []*Group    `json:"groups,omitempty"`
+	SLO      *SLOReport  `json:"slo,omitempty"`
+	Compare  *Comparison `json:"compare,omitempty"`
+	Server   *Server     `json:"server,omitempty"` // server.go
 	// Affinity is present when records carry a backend.
 	Affinity *Affinity `json:"affinity,omitempty"`
 	// Segments is the per-segment view of runs split over processes.
@@ -242,8 +245,12 @@ type CompareRow struct {
 
 // group turns an accumulator into its summary; it sorts the samples.
 func (a *acc) group(key string) *Group {
+	errs := maps.Clone(a.errors)
+	if errs == nil {
+		errs = map[string]int{}
+	}
 	g := &Group{Key: key, Requests: a.requests, OK: a.ok, Failed: a.requests - a.ok,
-		Errors: maps.Clone(a.errors), Retries: a.retries, InputTokens: a.inTok, OutputTokens: a.outTok,
+		Errors: errs, Retries: a.retries, InputTokens: a.inTok, OutputTokens: a.outTok,
 		CacheReportedRequests: a.cacheReported}
 	elapsed := math.NaN()
 	if a.timed {
@@ -263,6 +270,15 @@ func (a *acc) group(key string) *Group {
 	g.CacheHitRate = Num(math.NaN())
 	if a.cacheReported > 0 && a.cachedOf > 0 {
 		g.CacheHitRate = Num(float64(a.cached) / float64(a.cachedOf))
+	}
+	if a.lite {
+		for _, m := range liteMetrics {
+			g.Metrics = append(g.Metrics, NamedDescription{MetricNames[m], a.samples[m].describe()})
+		}
+		if a.convs != nil {
+			g.Conversations = a.convStats()
+		}
+		return g
 	}
 	// Sorting dominates: describe the metrics in parallel (each goroutine
 	// owns one sample set), at most GOMAXPROCS at a time.
@@ -286,22 +302,29 @@ func (a *acc) group(key string) *Group {
 	if a.gaps != nil {
 		g.Metrics = append(g.Metrics, a.gaps.metrics()...)
 	}
+	g.Conversations = a.convStats()
+	return g
+}
+
+// convStats describes the conversations of a.
+func (a *acc) convStats() ConvStats {
+	var cs ConvStats
 	turns := make([]float64, 0, len(a.convs))
 	dur := make([]float64, 0, len(a.convs))
 	wait := make([]float64, 0, len(a.convs))
 	for _, c := range a.convs {
-		g.Conversations.Count++
+		cs.Count++
 		if c.failed == 0 {
-			g.Conversations.Completed++
+			cs.Completed++
 		}
 		turns = append(turns, float64(c.turns))
 		dur = append(dur, float64(c.maxEnd-c.minStart)/1e6)
 		wait = append(wait, c.waitMs)
 	}
-	g.Conversations.Metrics = Metrics{
+	cs.Metrics = Metrics{
 		{ConvTurns, Describe(turns)}, {ConvDuration, Describe(dur)}, {ConvWait, Describe(wait)},
 	}
-	return g
+	return cs
 }
 
 // sortKeys orders group keys numerically when they all are numbers.
@@ -327,6 +350,12 @@ func sortKeys(keys []string) {
 // place, so the caller must hold c.mu.
 func (c *collector) report(objs []Objective, compare bool) *Report {
 	rep := &Report{Schema: SchemaVersion, Inputs: c.in, By: c.opts.By}
+	if c.opts.By != "" {
+		rep.ByDetail = ByFull
+		if c.liteGroups {
+			rep.ByDetail = ByTable
+		}
+	}
 	rep.Inputs.Files = make([]*FileStats, len(c.in.Files))
 	for i, f := range c.in.Files {
 		cp := *f
@@ -417,33 +446,29 @@ func (c *collector) sloReport(rep *Report, objs []Objective) *SLOReport {
 // evalObjective measures objective o over the requests of all (or of
 // its turn, from turns).
 func evalObjective(o Objective, all *acc, turns map[int]*acc) ObjectiveResult {
-	samples := all.samples[o.Metric].flat()
+	set := &all.samples[o.Metric]
 	res := ObjectiveResult{Objective: o.Text, Metric: MetricNames[o.Metric], LimitMs: Num(o.Limit)}
 	if o.Turn >= 0 {
 		t := o.Turn
 		res.Turn = &t
-		samples = nil
+		set = &sampleSet{}
 		if a := turns[o.Turn]; a != nil {
-			samples = a.samples[o.Metric].flat()
+			set = &a.samples[o.Metric]
 		}
 	}
-	slices.Sort(samples)
-	res.Samples = len(samples)
+	q, mean := set.sorted()
+	res.Samples = set.Len()
 	switch {
 	case math.IsNaN(o.P):
 		res.Stat = "mean"
-		var sum float64
-		for _, x := range samples {
-			sum += x
-		}
-		res.ValueMs = Num(sum / float64(len(samples)))
+		res.ValueMs = Num(mean)
 	default:
 		res.Stat = "p" + strconv.FormatFloat(o.P*100, 'f', -1, 64)
-		res.ValueMs = Num(Quantile(samples, o.P))
+		res.ValueMs = Num(q(o.P))
 	}
 	// No samples: nothing violated the objective, but nothing showed
 	// it was met either; it counts as not met.
-	res.Met = len(samples) > 0 && o.within(float64(res.ValueMs))
+	res.Met = res.Samples > 0 && o.within(float64(res.ValueMs))
 	return res
 }
 

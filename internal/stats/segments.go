@@ -200,7 +200,10 @@ type segments struct {
 	counts    map[string][]int          // run → segment counts of its manifests
 	startAt   map[string]string
 	manifests map[string]bool // manifest paths read
-	warn      io.Writer
+	// lastFile is the input of the last record whose manifest was looked
+	// for: records come in runs of one input.
+	lastFile string
+	warn     io.Writer
 }
 
 func newSegments(warn io.Writer) *segments {
@@ -225,9 +228,10 @@ func (s *segments) seen(r *record.Record, label, file string) {
 	if len(a.inputs) == 0 || a.inputs[len(a.inputs)-1] != label && !slices.Contains(a.inputs, label) {
 		a.inputs = append(a.inputs, label)
 	}
-	if file == "stdin" || file == "" {
+	if file == "stdin" || file == "" || file == s.lastFile {
 		return
 	}
+	s.lastFile = file
 	path := file
 	if dir := filepath.Dir(file); strings.HasPrefix(filepath.Base(file), "part-") && strings.HasSuffix(dir, ".parquet") {
 		path = dir // a part of a Parquet directory: the manifest is the directory's

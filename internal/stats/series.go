@@ -1,35 +1,87 @@
 package stats
 
+import "math"
+
 // blockMax is the largest block of a sampleSet: 64 Ki samples.
 const blockMax = 64 << 10
 
 // sampleSet holds the samples of one metric in blocks that are never
 // copied as the set grows, so a set of n samples takes little more than
-// 8n bytes (a doubling slice would take up to 16n, 24n while growing).
-// A narrow set stores float32 (4n bytes) for integer-valued metrics such
-// as token counts, as long as every sample is exactly representable; the
-// first one that is not widens the set to float64.
+// its raw size (a doubling slice would take up to twice that, three times
+// while growing).
+//
+// Integer metrics (durations in nanoseconds, counts) keep the integers
+// the records hold: 4 bytes a sample while every sample fits an int32
+// (an ITL gap or a token count does), 8 once one does not. They are
+// sorted as integers and turned into the reported unit (ms: divided by
+// scale) only for the order statistics the report shows, which gives the
+// figures the float64 samples gave. Metrics that are not integers (TPOT)
+// keep float64s in the reported unit.
 type sampleSet struct {
-	blocks   [][]float64
-	blocks32 [][]float32
-	n        int
-	narrow   bool
+	b32    [][]int32
+	b64    [][]int64
+	floats [][]float64
+	n      int
+	wide   bool // integers stored as int64
+	float  bool // float64 samples (addFloat)
+	// scale divides an integer sample into the reported unit: 1e6 for
+	// durations reported in ms; 0 means 1.
+	scale float64
 }
 
-func (s *sampleSet) add(x float64) {
-	if s.narrow {
-		if y := float32(x); float64(y) == x {
-			s.blocks32 = appendBlock(s.blocks32, y, s.n)
+// add adds an integer sample.
+func (s *sampleSet) add(x int64) {
+	if !s.wide {
+		if y := int32(x); int64(y) == x {
+			s.b32 = appendBlock(s.b32, y, s.n)
 			s.n++
 			return
 		}
 		s.widen()
 	}
-	s.blocks = appendBlock(s.blocks, x, s.n)
+	s.b64 = appendBlock(s.b64, x, s.n)
 	s.n++
 }
 
-func appendBlock[T float32 | float64](blocks [][]T, x T, n int) [][]T {
+// addAll adds integer samples: add for each, a block at a time.
+func (s *sampleSet) addAll(xs []int64) {
+	for len(xs) > 0 && !s.wide {
+		k := len(s.b32) - 1
+		if k < 0 || len(s.b32[k]) == cap(s.b32[k]) {
+			s.b32 = append(s.b32, make([]int32, 0, min(blockMax, max(256, s.n))))
+			k++
+		}
+		b := s.b32[k]
+		n := min(cap(b)-len(b), len(xs))
+		for i, x := range xs[:n] {
+			y := int32(x)
+			if int64(y) != x { // does not fit: add widens, the rest go wide
+				s.b32[k], s.n = b, s.n+i
+				xs = xs[i:]
+				s.add(xs[0])
+				xs = xs[1:]
+				break
+			}
+			b = append(b, y)
+		}
+		if !s.wide {
+			s.b32[k], s.n = b, s.n+n
+			xs = xs[n:]
+		}
+	}
+	for _, x := range xs {
+		s.add(x)
+	}
+}
+
+// addFloat adds a sample of a float metric; a set holds either kind.
+func (s *sampleSet) addFloat(x float64) {
+	s.float = true
+	s.floats = appendBlock(s.floats, x, s.n)
+	s.n++
+}
+
+func appendBlock[T int32 | int64 | float64](blocks [][]T, x T, n int) [][]T {
 	k := len(blocks) - 1
 	if k < 0 || len(blocks[k]) == cap(blocks[k]) {
 		blocks = append(blocks, make([]T, 0, min(blockMax, max(256, n))))
@@ -39,49 +91,103 @@ func appendBlock[T float32 | float64](blocks [][]T, x T, n int) [][]T {
 	return blocks
 }
 
-// widen converts a narrow set to float64 storage.
+// widen converts int32 storage to int64.
 func (s *sampleSet) widen() {
-	all := make([]float64, 0, s.n)
-	for _, b := range s.blocks32 {
+	all := make([]int64, 0, s.n)
+	for _, b := range s.b32 {
 		for _, y := range b {
-			all = append(all, float64(y))
+			all = append(all, int64(y))
 		}
 	}
-	s.blocks, s.blocks32, s.narrow = [][]float64{all[:len(all):len(all)]}, nil, false
+	s.b64, s.b32, s.wide = [][]int64{all[:len(all):len(all)]}, nil, true
 }
 
 // Len is the number of samples.
 func (s *sampleSet) Len() int { return s.n }
 
+func (s *sampleSet) unit() float64 {
+	if s.scale == 0 {
+		return 1
+	}
+	return s.scale
+}
+
 // describe sorts the samples in place and describes them; the set keeps
 // them in one block so that memory is not doubled.
 func (s *sampleSet) describe() Description {
-	if s.narrow {
-		s.blocks32 = join(s.blocks32, s.n)
-		if len(s.blocks32) == 0 {
-			return describe([]float32(nil))
-		}
-		return describe(s.blocks32[0])
+	switch {
+	case s.float:
+		return describe(s.flatFloats(), 1)
+	case s.wide:
+		s.b64 = join(s.b64, s.n)
+		return describe(first(s.b64), s.unit())
 	}
-	return describe(s.flat())
+	return describeSelect(s.b32, s.n, s.unit(), func() []int32 {
+		s.b32 = join(s.b32, s.n)
+		xs := first(s.b32)
+		sortSamples(xs, nil)
+		return xs
+	})
 }
 
-// flat returns all samples in one slice (the set's own storage, which the
-// caller may reorder).
-func (s *sampleSet) flat() []float64 {
-	if s.narrow {
-		s.widen()
+// sorted sorts the samples in place and returns their p-quantile function
+// and their mean, in the reported unit, without describing the rest.
+func (s *sampleSet) sorted() (q func(p float64) float64, mean float64) {
+	switch {
+	case s.float:
+		xs := s.flatFloats()
+		sortSamples(xs, nil)
+		return func(p float64) float64 { return quantile(xs, p, 1) }, meanOf(xs, 1)
+	case s.wide:
+		s.b64 = join(s.b64, s.n)
+		xs, u := first(s.b64), s.unit()
+		sortSamples(xs, nil)
+		return func(p float64) float64 { return quantile(xs, p, u) }, meanOf(xs, u)
 	}
-	s.blocks = join(s.blocks, s.n)
-	if len(s.blocks) == 0 {
+	s.b32 = join(s.b32, s.n)
+	xs, u := first(s.b32), s.unit()
+	sortSamples(xs, nil)
+	return func(p float64) float64 { return quantile(xs, p, u) }, meanOf(xs, u)
+}
+
+// flatFloats returns the samples of a float set in one slice (the set's
+// own storage, which the caller may reorder).
+func (s *sampleSet) flatFloats() []float64 {
+	s.floats = join(s.floats, s.n)
+	return first(s.floats)
+}
+
+// values returns a copy of the samples in the reported unit, in the order
+// they were added (tests, and callers that need float64s).
+func (s *sampleSet) values() []float64 {
+	out := make([]float64, 0, s.n)
+	u := s.unit()
+	for _, b := range s.floats {
+		out = append(out, b...)
+	}
+	for _, b := range s.b32 {
+		for _, x := range b {
+			out = append(out, float64(x)/u)
+		}
+	}
+	for _, b := range s.b64 {
+		for _, x := range b {
+			out = append(out, float64(x)/u)
+		}
+	}
+	return out
+}
+
+func first[T any](blocks [][]T) []T {
+	if len(blocks) == 0 {
 		return nil
 	}
-	return s.blocks[0]
+	return blocks[0]
 }
 
 // join concatenates blocks into one, full so that the next add starts a
 // new block instead of reallocating this one.
-func join[T float32 | float64](blocks [][]T, n int) [][]T {
+func join[T int32 | int64 | float64](blocks [][]T, n int) [][]T {
 	if len(blocks) <= 1 {
 		return blocks
 	}
@@ -90,4 +196,13 @@ func join[T float32 | float64](blocks [][]T, n int) [][]T {
 		all = append(all, b...)
 	}
 	return [][]T{all[:len(all):len(all)]}
+}
+
+// meanOf is the mean of xs in the reported unit (integers divided by
+// unit); integer sums are exact (128 bits).
+func meanOf[T int32 | int64 | float64](xs []T, unit float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return sumOf(xs) / unit / float64(len(xs))
 }

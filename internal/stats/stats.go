@@ -48,8 +48,12 @@ type Options struct {
 	Out    io.Writer // report, or records with Records
 	Err    io.Writer // diagnostics
 
-	Format        string // table (default), markdown, json, csv
-	By            string // turn, conversation, client, phase, run, file or a record field
+	Format string // table (default), markdown, json, csv
+	By     string // turn, conversation, client, phase, run, file or a record field
+	// ByDetail is what each --by group shows: ByTable (default: one row
+	// of the per-group table) or ByFull (the whole report per group,
+	// implied by Compare, HTML, XLSX and UserGaps).
+	ByDetail      string
 	IncludeWarmup bool
 	Strict        bool   // malformed lines are fatal
 	Where         string // filter expression, see ParseFilter
@@ -85,6 +89,20 @@ type Options struct {
 	// Cancelling Run's context (second interrupt) prints the summary of
 	// what was read so far and returns ErrInterrupted.
 	Stop <-chan struct{}
+
+	// allColumns turns column pruning off (tests compare the reports).
+	allColumns bool
+}
+
+// Values of Options.ByDetail.
+const (
+	ByTable = "table"
+	ByFull  = "full"
+)
+
+// fullGroups reports whether the --by groups get the whole report.
+func (o *Options) fullGroups() bool {
+	return o.ByDetail == ByFull || o.Compare || o.HTML != "" || o.XLSX != "" || o.UserGaps
 }
 
 // Run reads the inputs and writes the report (or the records).
@@ -93,6 +111,11 @@ func Run(ctx context.Context, o Options) error {
 	case "", FormatTable, FormatMarkdown, FormatJSON, FormatCSV:
 	default:
 		return &UsageError{fmt.Errorf("--format %s: want table, markdown, json or csv", o.Format)}
+	}
+	switch o.ByDetail {
+	case "", ByTable, ByFull:
+	default:
+		return &UsageError{fmt.Errorf("--by-detail %s: want table or full", o.ByDetail)}
 	}
 	filter, err := ParseFilter(o.Where)
 	if err != nil {
@@ -132,6 +155,9 @@ func Run(ctx context.Context, o Options) error {
 	o.pairSeries()
 	c, err := newCollector(&o, filter, objs)
 	if err != nil {
+		return err
+	}
+	if fs.Columns, err = columns(&o, filter); err != nil {
 		return err
 	}
 	c.stages, c.capacity = NewStages(stageObjs), capIn

@@ -575,40 +575,52 @@ func TestSampleSet(t *testing.T) {
 	var s sampleSet
 	var want []float64
 	for i := range 3*blockMax + 17 {
-		x := float64((i * 7919) % 1000)
+		x := int64((i * 7919) % 1000)
 		s.add(x)
-		want = append(want, x)
+		want = append(want, float64(x))
 		if i == blockMax+5 {
-			if got := s.flat(); !slices.Equal(got, want) {
-				t.Fatal("flat after two blocks differs")
+			if got := s.values(); !slices.Equal(got, want) {
+				t.Fatal("values after two blocks differ")
 			}
 		}
 	}
-	got := s.flat()
-	if s.Len() != len(want) || !slices.Equal(got, want) || len(s.blocks) != 1 {
-		t.Fatalf("len %d, blocks %d", s.Len(), len(s.blocks))
+	if s.Len() != len(want) || !slices.Equal(s.values(), want) || s.wide {
+		t.Fatalf("len %d, wide %v", s.Len(), s.wide)
 	}
-	slices.Sort(got)
-	if s.flat()[0] != 0 {
-		t.Error("flat does not return the set's own storage")
+	d := s.describe()
+	if d.Count != len(want) || d.Max != 999 || d.Min != 0 {
+		t.Fatalf("describe: count %d, min %v, max %v", d.Count, d.Min, d.Max)
+	}
+	sorted := slices.Sorted(slices.Values(want))
+	if q, w := d.Quantile(0.3), Quantile(sorted, 0.3); q != w || len(s.b32) != 1 {
+		t.Fatalf("Q(0.3) = %v, want %v (%d blocks after the sort)", q, w, len(s.b32))
 	}
 }
 
-func TestSampleSetNarrow(t *testing.T) {
+// TestSampleSetWiden: samples are int32 until one does not fit, then
+// int64, in order, none lost; the scale turns ns into ms.
+func TestSampleSetWiden(t *testing.T) {
 	t.Parallel()
-	s := sampleSet{narrow: true}
+	s := sampleSet{scale: 1e6}
 	for i := range 1000 {
-		s.add(float64(i))
+		s.add(int64(i) * 1e6)
 	}
-	if !s.narrow || s.Len() != 1000 {
-		t.Fatal("integers widened the set")
+	if s.wide || s.Len() != 1000 {
+		t.Fatal("int32 samples widened the set")
 	}
-	s.add(1 << 30) // exact in float32 too
-	s.add(0.1)     // not exact: widens
-	s.add(16777217)
-	got := s.flat()
-	if s.narrow || len(got) != 1003 || got[999] != 999 || got[1000] != 1<<30 || got[1001] != 0.1 || got[1002] != 16777217 {
-		t.Fatalf("narrow=%v len=%d tail=%v", s.narrow, len(got), got[998:])
+	s.add(math.MaxInt32)
+	if s.wide {
+		t.Fatal("MaxInt32 widened the set")
+	}
+	s.add(math.MaxInt32 + 1) // does not fit: widens
+	s.add(-5e6)
+	got := s.values()
+	if !s.wide || len(got) != 1003 || got[999] != 999 || got[1000] != math.MaxInt32/1e6 || got[1001] != (math.MaxInt32+1)/1e6 || got[1002] != -5 {
+		t.Fatalf("wide=%v len=%d tail=%v", s.wide, len(got), got[998:])
+	}
+	d := s.describe()
+	if d.Min != -5 || d.Max != (math.MaxInt32+1)/1e6 || d.P50 != 500 {
+		t.Fatalf("min %v max %v p50 %v", d.Min, d.Max, d.P50)
 	}
 }
 
@@ -638,5 +650,32 @@ func TestHTMLServerCharts(t *testing.T) {
 	}
 	if serverCharts(nil) != nil {
 		t.Error("charts without server metrics")
+	}
+}
+
+// TestSampleSetAddAll: adding a list at once is adding each sample, over
+// block boundaries and through widening.
+func TestSampleSetAddAll(t *testing.T) {
+	t.Parallel()
+	var one, all sampleSet
+	var xs []int64
+	for i := range 3*blockMax + 100 {
+		x := int64(i % 5000)
+		if i == 2*blockMax+7 {
+			x = math.MaxInt32 + 9 // widens mid-list
+		}
+		xs = append(xs, x)
+	}
+	for _, part := range [][]int64{xs[:10], xs[10 : blockMax+3], xs[blockMax+3 : 2*blockMax+50], xs[2*blockMax+50:]} {
+		all.addAll(part)
+		for _, x := range part {
+			one.add(x)
+		}
+		if !slices.Equal(all.values(), one.values()) || all.Len() != one.Len() || all.wide != one.wide {
+			t.Fatalf("after %d samples: addAll differs from add (wide %v/%v)", one.Len(), all.wide, one.wide)
+		}
+	}
+	if !all.wide {
+		t.Fatal("a sample beyond int32 did not widen the set")
 	}
 }
