@@ -14,6 +14,7 @@ import (
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/schedule"
+	"github.com/mtkit/mtkit/internal/segment"
 	"github.com/mtkit/mtkit/internal/source"
 )
 
@@ -164,7 +165,7 @@ type runner struct {
 	maxLen      int
 
 	reserved atomic.Int64 // turns reserved against MaxRequests
-	rngMu    sync.Mutex
+	rngMu    sync.Mutex   // guards rng, the retries' backoff jitter
 	rng      *mrand.Rand
 
 	mu  sync.Mutex // guards seq, sum, err
@@ -400,6 +401,12 @@ func (r *runner) lanes(lanes []int) {
 func (r *runner) lane(id, quota int) {
 	var active []*session
 	rr, sent := 0, 0
+	// Random sampling draws from the lane's own source (its global index
+	// and the seed), so a lane picks alike in a segment and in the whole run.
+	var rng *mrand.Rand
+	if r.o.Sampling == SampleRandom {
+		rng = segment.LaneRand(r.o.RandSeed, id)
+	}
 	var prev time.Duration // intended time of the lane's last turn
 	defer func() {
 		for _, s := range active {
@@ -429,7 +436,7 @@ func (r *runner) lane(id, quota int) {
 			}
 			continue
 		}
-		i := r.pick(active, &rr)
+		i := pick(active, &rr, rng)
 		s := active[i]
 		if !r.due(s) {
 			return
@@ -472,9 +479,9 @@ func (r *runner) waitOpen(id int) bool {
 	return ok && sleepUntil(r.stop, r.anchor.Add(from))
 }
 
-// pick chooses the next conversation: the ready ones in rotation (or at
-// random), else the one that becomes ready first.
-func (r *runner) pick(active []*session, rr *int) int {
+// pick chooses the next conversation: the ready ones in rotation (at
+// random when rng is not nil), else the one that becomes ready first.
+func pick(active []*session, rr *int, rng *mrand.Rand) int {
 	now := time.Now()
 	var ready []int
 	first := 0
@@ -489,10 +496,8 @@ func (r *runner) pick(active []*session, rr *int) int {
 	if len(ready) == 0 {
 		return first
 	}
-	if r.o.Sampling == SampleRandom {
-		r.rngMu.Lock()
-		defer r.rngMu.Unlock()
-		return ready[r.rng.IntN(len(ready))]
+	if rng != nil {
+		return ready[rng.IntN(len(ready))]
 	}
 	for _, i := range ready {
 		if i >= *rr {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mtkit/mtkit/internal/schedule"
+	"github.com/mtkit/mtkit/internal/segment"
 )
 
 // TestLanesGlobal runs some of a schedule's lanes (Options.Lanes, as a
@@ -53,5 +54,44 @@ func TestLanesGlobal(t *testing.T) {
 				t.Errorf("%d conversations finished, want 6", res.sum.Finished)
 			}
 		})
+	}
+}
+
+// TestPickRandomPerLane: under random sampling a lane's picks come from
+// its own source, so they do not depend on what other lanes draw: lane 3
+// picks the same sessions whether lane 5 draws between its picks (the
+// whole run) or not (lane 3's segment alone).
+func TestPickRandomPerLane(t *testing.T) {
+	t.Parallel()
+	ready := make([]*session, 5) // zero ready times: all ready
+	for i := range ready {
+		ready[i] = &session{}
+	}
+	picks := func(interleave bool) []int {
+		a, b := segment.LaneRand(7, 3), segment.LaneRand(7, 5)
+		var got []int
+		for range 50 {
+			var rr int
+			got = append(got, pick(ready, &rr, a))
+			if interleave {
+				pick(ready, &rr, b)
+			}
+		}
+		return got
+	}
+	alone, whole := picks(false), picks(true)
+	if !slices.Equal(alone, whole) {
+		t.Errorf("lane 3 picked %v alone and %v beside lane 5", alone, whole)
+	}
+	seen := map[int]bool{}
+	for _, i := range alone {
+		seen[i] = true
+	}
+	if len(seen) < 4 {
+		t.Errorf("50 random picks among 5 sessions chose only %v", seen)
+	}
+	var rr int
+	if got := []int{pick(ready, &rr, nil), pick(ready, &rr, nil), pick(ready, &rr, nil)}; !slices.Equal(got, []int{0, 1, 2}) {
+		t.Errorf("round robin picked %v, want 0 1 2", got)
 	}
 }
