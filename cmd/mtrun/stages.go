@@ -42,14 +42,6 @@ type sweepFlags struct {
 	objectives []stats.Objective
 }
 
-func (f *sweepFlags) objectiveTexts() []string {
-	var out []string
-	for _, o := range f.objectives {
-		out = append(out, o.Text)
-	}
-	return out
-}
-
 // stageFlagsFrom reads and checks the stage flags.
 func stageFlagsFrom(c *cli.Context) (stageFlags, error) {
 	f := stageFlags{capacity: c.String("capacity")}

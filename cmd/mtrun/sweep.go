@@ -78,7 +78,7 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 			n, st, res.Throughput, res.LatenessP99.Round(time.Microsecond), 100*res.Failed, sw.planner.Criteria.Steady(res), res.MeetsSLO, sw.planner.Criteria.Holds(res))
 	}
 	if len(results) > 0 {
-		capa := sw.planner.Criteria.Judge(sw.planner.Kind, sw.objectiveTexts(), results)
+		capa := sw.planner.Criteria.Judge(sw.planner.Kind, stats.ObjectiveTexts(sw.objectives), results)
 		fmt.Fprintln(errw, "mtrun: "+capa.Line())
 		if werr := writeCapacity(o.stage.capacity, capa); werr != nil && err == nil {
 			err = werr

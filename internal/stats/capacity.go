@@ -71,10 +71,6 @@ func (in *capacityIn) judge(s *Stages, objs []Objective) *sweep.Capacity {
 			rs = append(rs, row.Result(st))
 		}
 	}
-	texts := make([]string, len(objs))
-	for i, o := range objs {
-		texts[i] = o.Text
-	}
-	c := sweep.Criteria{Unsteady: in.c.Unsteady}.Judge(in.c.Kind, texts, rs)
+	c := sweep.Criteria{Unsteady: in.c.Unsteady}.Judge(in.c.Kind, ObjectiveTexts(objs), rs)
 	return &c
 }

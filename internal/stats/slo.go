@@ -25,6 +25,16 @@ type Objective struct {
 	Limit  float64 // milliseconds
 }
 
+// ObjectiveTexts returns the objectives as written, as a capacity JSON
+// lists them.
+func ObjectiveTexts(objs []Objective) []string {
+	texts := make([]string, len(objs))
+	for i, o := range objs {
+		texts[i] = o.Text
+	}
+	return texts
+}
+
 var sloRe = regexp.MustCompile(`^(?:turn(\d+):)?([a-z0-9_]+?)_(p(\d+(?:\.\d+)?)|mean|avg|max)\s*(<=|<)\s*(\S+)$`)
 
 var sloMetrics = map[string]Metric{

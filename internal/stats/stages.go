@@ -180,11 +180,7 @@ func judgeLoads(rows []StageRow, objs []Objective, crit sweep.Criteria) *sweep.C
 	if len(rs) < 2 {
 		return nil
 	}
-	texts := make([]string, len(objs))
-	for i, o := range objs {
-		texts[i] = o.Text
-	}
-	c := crit.Judge(kind, texts, rs)
+	c := crit.Judge(kind, ObjectiveTexts(objs), rs)
 	return &c
 }
 
