@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"time"
@@ -69,7 +70,10 @@ func (b *bench) fidelity(ctx context.Context, dir string) error {
 			args := []string{"--clients", fmt.Sprint(streams), "--session-id-header", "--duration", dur.String(),
 				"--think-time", "uniform:0ms:" + fidDecode.String(), "--warmup-turns", fmt.Sprint(streams), "--tokenizer", "none"}
 			recs := filepath.Join(dir, fmt.Sprintf("c%d.records.jsonl", streams))
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
 			_, rs, err := b.mtrunRun(ctx, h.URL, path, recs, args, runOpts{})
+			runtime.ReadMemStats(&after)
 			if err != nil {
 				return err
 			}
@@ -79,8 +83,8 @@ func (b *bench) fidelity(ctx context.Context, dir string) error {
 			}
 			b.logf("run %d, %d streams: %d requests, %d gaps; TTFT error p50 %.3f p99 %.3f max %.3f ms; ITL error p50 %.3f p99 %.3f max %.3f ms",
 				i+1, streams, m.requests, len(m.itl), q(m.ttft, .5), q(m.ttft, .99), q(m.ttft, 1), q(m.itl, .5), q(m.itl, .99), q(m.itl, 1))
-			b.logf("  where (p50/p99/max ms): request transit %s; chunk held by the server %s, by the client %s; chunks held over 1 ms: %d by the server, %d by the client",
-				spread(m.transit), spread(m.srv), spread(m.cli), m.lateSrv, m.lateCli)
+			b.logf("  where (p50/p99/max ms): request transit %s; chunk held by the server %s, by the client %s; chunks held over 1 ms: %d by the server, %d by the client; the simulator's process (mtbench) collected garbage %d times, paused %.3f ms",
+				spread(m.transit), spread(m.srv), spread(m.cli), m.lateSrv, m.lateCli, after.NumGC-before.NumGC, float64(after.PauseTotalNs-before.PauseTotalNs)/1e6)
 			name := fmt.Sprintf("%d stream(s)", streams)
 			b.figs.add(sec, "TTFT |error| p50, "+name, "ms", nil, q(m.ttft, .5))
 			b.figs.add(sec, "TTFT |error| p99, "+name, "ms", ttftT, q(m.ttft, .99))
