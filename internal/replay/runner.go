@@ -524,7 +524,7 @@ func (r *runner) arrivals(arr schedule.Arrivals) {
 		sem = make(chan struct{}, r.o.MaxInFlight)
 	}
 	// Arrivals are waited for precisely: on Go's timer alone they were
-	// sent a median 0.7-1.0 ms late at 50-500/s (its millisecond
+	// sent a median 0.5-1.0 ms late at 50-500/s (its millisecond
 	// granularity when the process is idle). Arrivals less than
 	// precise.Coarse apart keep the timer (see precise.Sleeper.TimerOnly).
 	wake := precise.Sleeper{Precise: true, TimerOnly: precise.Coarse}
