@@ -3,10 +3,11 @@ package sim
 import (
 	"container/list"
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mtkit/mtkit/internal/precise"
 )
 
 // admission caps the running sequences and queues the rest in FIFO order,
@@ -82,15 +83,9 @@ func (a *admission) wakeLocked() {
 	}
 }
 
-// Precise waits: Go's timers sleep in epoll with a whole-millisecond
-// timeout when the process is idle, so they can fire up to ~1ms late. A
-// precise wait sleeps on a timer (which a cancelled context interrupts)
-// until coarseWindow before the deadline, then blocks its thread in
-// nanosleep until spinWindow before it, and spins the rest.
-const (
-	coarseWindow = 1500 * time.Microsecond
-	spinWindow   = 80 * time.Microsecond
-)
+// spinWindow is how long a precise wait spins before its deadline (after
+// a nanosleep: see package precise).
+const spinWindow = 80 * time.Microsecond
 
 // clock is the time source of a Server's schedule: the real clock, or a
 // virtual one in tests, which then see the exact schedule whatever the
@@ -112,53 +107,20 @@ type pacer interface {
 // realClock is time.Now and sleepers.
 type realClock struct{}
 
-func (realClock) now() time.Time           { return time.Now() }
-func (realClock) pacer(precise bool) pacer { return &sleeper{precise: precise} }
-
-// sleeper waits until absolute deadlines, reusing one timer.
-type sleeper struct {
-	precise bool
-	timer   *time.Timer
+func (realClock) now() time.Time { return time.Now() }
+func (realClock) pacer(p bool) pacer {
+	s := &sleeper{}
+	if p {
+		s.Precise, s.Spin = true, spinWindow
+	}
+	return s
 }
 
-// until waits until deadline or ctx is done, returning ctx.Err() then. A
-// deadline in the past returns at once.
+// sleeper is a precise.Sleeper as a pacer.
+type sleeper struct{ precise.Sleeper }
+
 func (s *sleeper) until(ctx context.Context, deadline time.Time) error {
-	d := time.Until(deadline)
-	if s.precise {
-		d -= coarseWindow
-	}
-	if d > 0 {
-		if s.timer == nil {
-			s.timer = time.NewTimer(d)
-		} else {
-			s.timer.Reset(d)
-		}
-		select {
-		case <-s.timer.C:
-		case <-ctx.Done():
-			s.timer.Stop()
-			return ctx.Err()
-		}
-	}
-	if !s.precise {
-		return ctx.Err()
-	}
-	if d := time.Until(deadline) - spinWindow; d > 0 {
-		threadSleep(d)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	for time.Now().Before(deadline) {
-		runtime.Gosched()
-	}
-	return nil
+	return s.Until(ctx, deadline)
 }
 
-// stop releases the timer.
-func (s *sleeper) stop() {
-	if s.timer != nil {
-		s.timer.Stop()
-	}
-}
+func (s *sleeper) stop() { s.Stop() }

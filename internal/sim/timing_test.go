@@ -204,23 +204,3 @@ func TestDecodeSlowdown(t *testing.T) {
 	}
 	s.adm.release(3)
 }
-
-func TestSleeper(t *testing.T) {
-	t.Parallel()
-	for _, precise := range []bool{false, true} {
-		sl := sleeper{precise: precise}
-		deadline := time.Now().Add(3 * time.Millisecond)
-		if err := sl.until(context.Background(), deadline); err != nil {
-			t.Fatal(err)
-		}
-		if late := time.Since(deadline); late < 0 {
-			t.Fatalf("precise=%v woke %v early", precise, -late)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		if err := sl.until(ctx, time.Now().Add(time.Hour)); err == nil {
-			t.Fatal("until ignored a cancelled context")
-		}
-		sl.stop()
-	}
-}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"time"
@@ -69,7 +70,10 @@ func (b *bench) fidelity(ctx context.Context, dir string) error {
 			args := []string{"--clients", fmt.Sprint(streams), "--session-id-header", "--duration", dur.String(),
 				"--think-time", "uniform:0ms:" + fidDecode.String(), "--warmup-turns", fmt.Sprint(streams), "--tokenizer", "none"}
 			recs := filepath.Join(dir, fmt.Sprintf("c%d.records.jsonl", streams))
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
 			_, rs, err := b.mtrunRun(ctx, h.URL, path, recs, args, runOpts{})
+			runtime.ReadMemStats(&after)
 			if err != nil {
 				return err
 			}
@@ -79,6 +83,8 @@ func (b *bench) fidelity(ctx context.Context, dir string) error {
 			}
 			b.logf("run %d, %d streams: %d requests, %d gaps; TTFT error p50 %.3f p99 %.3f max %.3f ms; ITL error p50 %.3f p99 %.3f max %.3f ms",
 				i+1, streams, m.requests, len(m.itl), q(m.ttft, .5), q(m.ttft, .99), q(m.ttft, 1), q(m.itl, .5), q(m.itl, .99), q(m.itl, 1))
+			b.logf("  where (p50/p99/max ms): request transit %s; chunk held by the server %s, by the client %s; chunks held over 1 ms: %d by the server, %d by the client; the simulator's process (mtbench) collected garbage %d times, paused %.3f ms",
+				spread(m.transit), spread(m.srv), spread(m.cli), m.lateSrv, m.lateCli, after.NumGC-before.NumGC, float64(after.PauseTotalNs-before.PauseTotalNs)/1e6)
 			name := fmt.Sprintf("%d stream(s)", streams)
 			b.figs.add(sec, "TTFT |error| p50, "+name, "ms", nil, q(m.ttft, .5))
 			b.figs.add(sec, "TTFT |error| p99, "+name, "ms", ttftT, q(m.ttft, .99))
@@ -96,6 +102,42 @@ func (b *bench) fidelity(ctx context.Context, dir string) error {
 type matched struct {
 	ttft, itl           []float64 // sorted
 	requests, unmatched int
+	// Where the errors come from, in milliseconds (sorted). A TTFT error
+	// is the request's transit (client's start → server's receipt) plus
+	// the first chunk's delivery delay (server's stamp → client's read);
+	// an ITL error is the difference of two chunks' delivery delays. Each
+	// delay is split at the return of the server's flush (served.flushed):
+	// srv is stamp → min(read, flush returned), cli the rest. The client's
+	// read times are the record's start + TTFT + ITL gaps (the two
+	// processes share the machine's clock).
+	transit, srv, cli []float64
+	// lateSrv and lateCli count chunks whose srv or cli part is over 1 ms.
+	lateSrv, lateCli int
+}
+
+// attribute adds the transit and the per-chunk delay split of one matched
+// request to m; without a flush time for every chunk it adds nothing.
+func (m *matched) attribute(r *record.Record, s *served) {
+	if len(s.flushed) != len(s.stamps) {
+		return
+	}
+	m.transit = append(m.transit, float64(s.recv-r.Start.UnixNano())/1e6)
+	read := r.Start.UnixNano() + *r.TTFTNs
+	for j, stamp := range s.stamps {
+		if j > 0 {
+			read += r.ITLNs[j-1]
+		}
+		held := min(read, s.flushed[j]) - stamp
+		srv, cli := float64(held)/1e6, float64(read-stamp-held)/1e6
+		m.srv = append(m.srv, srv)
+		m.cli = append(m.cli, cli)
+		if srv > 1 {
+			m.lateSrv++
+		}
+		if cli > 1 {
+			m.lateCli++
+		}
+	}
 }
 
 // matchStamps pairs each measured record with the server's view of the
@@ -122,6 +164,7 @@ func matchStamps(recs []*record.Record, srv map[string][]*served) matched {
 			}
 			m.requests++
 			s := ss[k]
+			m.attribute(r, s)
 			trueTTFT := s.stamps[0] - s.recv
 			m.ttft = append(m.ttft, math.Abs(float64(*r.TTFTNs-trueTTFT))/1e6)
 			for j, gap := range r.ITLNs {
@@ -130,10 +173,19 @@ func matchStamps(recs []*record.Record, srv map[string][]*served) matched {
 			}
 		}
 	}
-	slices.Sort(m.ttft)
-	slices.Sort(m.itl)
+	for _, v := range [][]float64{m.ttft, m.itl, m.transit, m.srv, m.cli} {
+		slices.Sort(v)
+	}
 	return m
 }
 
 // q is the p-quantile of sorted values (type 7, as mtstats computes).
 func q(sorted []float64, p float64) float64 { return stats.Quantile(sorted, p) }
+
+// spread formats the p50, p99 and max of sorted values in milliseconds.
+func spread(sorted []float64) string {
+	if len(sorted) == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3f/%.3f/%.3f", q(sorted, .5), q(sorted, .99), q(sorted, 1))
+}

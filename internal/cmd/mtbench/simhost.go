@@ -65,7 +65,13 @@ func (h *simHost) close() {
 type served struct {
 	recv   int64   // request handed to the handler (headers read)
 	stamps []int64 // sim_sent_ns of each token-bearing chunk, in order
-	bad    int     // token chunks whose stamp could not be parsed
+	// flushed is when the Flush after each token-bearing chunk returned:
+	// the chunk had been handed to the kernel (loopback delivers it within
+	// the write), so a chunk read after its stamp but before this time was
+	// held up on the server's side.
+	flushed []int64
+	bad     int  // token chunks whose stamp could not be parsed
+	pending bool // a token chunk was written and not yet flushed
 }
 
 // tap records the send stamps of a simulator's streams.
@@ -81,7 +87,7 @@ func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t.next.ServeHTTP(w, r)
 		return
 	}
-	sv := &served{recv: recv, stamps: make([]int64, 0, 64)}
+	sv := &served{recv: recv, stamps: make([]int64, 0, 64), flushed: make([]int64, 0, 64)}
 	t.next.ServeHTTP(&tapWriter{ResponseWriter: w, sv: sv}, r)
 	id := r.Header.Get("X-Session-ID")
 	t.mu.Lock()
@@ -105,8 +111,19 @@ type tapWriter struct {
 	sv *served
 }
 
-// Unwrap lets http.ResponseController reach the real writer's Flush.
+// Unwrap lets http.ResponseController reach the real writer.
 func (w *tapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// FlushError flushes the real writer (http.ResponseController prefers it
+// to Unwrap) and notes when a token chunk's flush returned.
+func (w *tapWriter) FlushError() error {
+	err := http.NewResponseController(w.ResponseWriter).Flush()
+	if w.sv.pending {
+		w.sv.flushed = append(w.sv.flushed, time.Now().UnixNano())
+		w.sv.pending = false
+	}
+	return err
+}
 
 func (w *tapWriter) Write(b []byte) (int, error) {
 	if ns, ok, err := tokenStamp(b); ok {
@@ -114,6 +131,7 @@ func (w *tapWriter) Write(b []byte) (int, error) {
 			w.sv.bad++
 		} else {
 			w.sv.stamps = append(w.sv.stamps, ns)
+			w.sv.pending = true
 		}
 	}
 	return w.ResponseWriter.Write(b)
