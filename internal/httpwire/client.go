@@ -25,6 +25,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"slices"
 	"strconv"
@@ -163,7 +164,7 @@ var reserved = map[string]bool{
 // Render is the header block net/http's Request.write gives for h on a
 // request with a body (Host, User-Agent and Content-Length come first and
 // are written by Post): the fields sorted by name, each value with
-// newlines turned to spaces and trimmed. ok is false when a field name
+// leading and trailing blanks trimmed. ok is false when a field name
 // or value is invalid or reserved (net/http would refuse it, or the
 // field asks for something this client does not do).
 func Render(hs ...http.Header) (Header, bool) {
@@ -193,7 +194,7 @@ func Render(hs ...http.Header) (Header, bool) {
 			if !httpguts.ValidHeaderFieldValue(v) {
 				return Header{}, false
 			}
-			v = strings.TrimSpace(strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(v))
+			v = textproto.TrimString(v) // valid values hold no newlines to replace
 			b = append(b, f.k...)
 			b = append(b, ": "...)
 			b = append(b, v...)
