@@ -46,6 +46,8 @@ type Client struct {
 	dialer  net.Dialer
 	maxIdle int
 	idleFor time.Duration
+	// dialFn, when set (tests), replaces dialer.DialContext.
+	dialFn func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu   sync.Mutex
 	idle []*conn // most recently used last
@@ -325,7 +327,11 @@ func (c *Client) put(cn *conn) {
 }
 
 func (c *Client) dial(ctx context.Context) (*conn, error) {
-	nc, err := c.dialer.DialContext(ctx, "tcp", c.addr)
+	dial := c.dialer.DialContext
+	if c.dialFn != nil {
+		dial = c.dialFn
+	}
+	nc, err := dial(ctx, "tcp", c.addr)
 	if err != nil {
 		return nil, err
 	}

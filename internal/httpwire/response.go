@@ -15,9 +15,10 @@ var post = &http.Request{Method: http.MethodPost}
 
 // readResponse reads the response head with net/http's own parser
 // (status line, header, body framing: chunked, Content-Length or up to
-// the close), skipping 1xx informational responses as net/http does.
+// the close), skipping 1xx informational responses (other than 101) as
+// net/http does, at most 5.
 func (cn *conn) readResponse(ctx context.Context, c *Client, stop func() bool) (*Response, error) {
-	for range 6 {
+	for range 6 { // net/http allows 5 informational responses
 		resp, err := http.ReadResponse(cn.br, post)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -29,13 +30,13 @@ func (cn *conn) readResponse(ctx context.Context, c *Client, stop func() bool) (
 		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
 			continue
 		}
-		if resp.StatusCode == http.StatusSwitchingProtocols {
-			return nil, errors.New("unexpected 101 Switching Protocols")
-		}
-		b := &body{rc: resp.Body, cn: cn, c: c, ctx: ctx, stop: stop, keep: !resp.Close}
+		// A 101 is returned like net/http returns it, but its connection
+		// is not reused.
+		keep := !resp.Close && resp.StatusCode != http.StatusSwitchingProtocols
+		b := &body{rc: resp.Body, cn: cn, c: c, ctx: ctx, stop: stop, keep: keep}
 		return &Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: b}, nil
 	}
-	return nil, errors.New("too many 1xx informational responses")
+	return nil, errors.New("net/http: too many 1xx informational responses")
 }
 
 // body is a response body; it returns its connection to the pool when it
