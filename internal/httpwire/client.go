@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+	"golang.org/x/net/http/httpproxy"
 )
 
 // Client posts to one server. Its methods are safe for concurrent use.
@@ -90,7 +91,9 @@ func Usable(rawURL string) error {
 	if !httpguts.ValidHostHeader(u.Host) {
 		return errors.New("invalid host")
 	}
-	p, err := http.ProxyFromEnvironment(&http.Request{URL: u})
+	// The environment as it is now (net/http's ProxyFromEnvironment
+	// reads it once per process).
+	p, err := httpproxy.FromEnvironment().ProxyFunc()(u)
 	if err != nil {
 		return err
 	}

@@ -410,18 +410,22 @@ func TestPostTLS(t *testing.T) {
 }
 
 // TestUsable: a proxy from the environment, or another scheme, sends the
-// caller back to net/http.
+// caller back to net/http. (Loopback hosts are never proxied.)
 func TestUsable(t *testing.T) {
 	t.Setenv("HTTP_PROXY", "http://127.0.0.1:9")
-	t.Setenv("NO_PROXY", "127.0.0.2")
+	t.Setenv("HTTPS_PROXY", "")
+	t.Setenv("NO_PROXY", "10.0.0.2")
 	for _, tc := range []struct {
 		url string
 		ok  bool
 	}{
-		{"http://127.0.0.2:8000/v1/chat/completions", true},
-		{"https://127.0.0.2/v1/completions", true},
-		{"http://user:pw@127.0.0.2/v1", false},
+		{"http://10.0.0.1:8000/v1/chat/completions", false}, // proxied
+		{"http://10.0.0.2:8000/v1/chat/completions", true},  // NO_PROXY
+		{"http://127.0.0.1:8000/v1/chat/completions", true}, // loopback
+		{"https://10.0.0.1/v1/completions", true},           // no HTTPS_PROXY
+		{"http://user:pw@10.0.0.2/v1", false},
 		{"unix:///tmp/sock", false},
+		{"http://bücher.example/v1", false},
 	} {
 		if err := Usable(tc.url); (err == nil) != tc.ok {
 			t.Errorf("Usable(%q) = %v, want ok %v", tc.url, err, tc.ok)
