@@ -323,6 +323,9 @@ func TestPostErrors(t *testing.T) {
 		postErr  func(error) bool
 		bodyErr  func(error) bool
 		wantBody bool
+		// cancelMidBody cancels the context once the first body bytes
+		// are read, while the server holds the rest back.
+		cancelMidBody bool
 	}{
 		{name: "refused", url: refused, postErr: func(err error) bool {
 			var ue *url.Error
@@ -339,12 +342,7 @@ func TestPostErrors(t *testing.T) {
 		{name: "cut mid-body", url: cutBody, wantBody: true, bodyErr: func(err error) bool {
 			return errors.Is(err, io.ErrUnexpectedEOF)
 		}},
-		{name: "canceled mid-body", url: stalledBody, wantBody: true,
-			ctx: func() (context.Context, context.CancelFunc) {
-				ctx, cancel := context.WithCancel(context.Background())
-				time.AfterFunc(50*time.Millisecond, cancel)
-				return ctx, cancel
-			},
+		{name: "canceled mid-body", url: stalledBody, wantBody: true, cancelMidBody: true,
 			bodyErr: func(err error) bool { return errors.Is(err, context.Canceled) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -352,6 +350,9 @@ func TestPostErrors(t *testing.T) {
 			ctx, cancel := context.Background(), context.CancelFunc(func() {})
 			if tc.ctx != nil {
 				ctx, cancel = tc.ctx()
+			}
+			if tc.cancelMidBody {
+				ctx, cancel = context.WithCancel(ctx)
 			}
 			defer cancel()
 			c := newTest(t, tc.url, nil)
@@ -364,6 +365,12 @@ func TestPostErrors(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.cancelMidBody {
+				if _, err := io.ReadFull(r.Body, make([]byte, 5)); err != nil {
+					t.Fatalf("first bytes: %v", err)
+				}
+				cancel()
 			}
 			_, err = io.ReadAll(r.Body)
 			r.Body.Close()
