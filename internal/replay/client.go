@@ -13,17 +13,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/httpwire"
 	"github.com/mtkit/mtkit/internal/record"
 )
 
 // client sends requests to one OpenAI-compatible server.
 type client struct {
-	http    *http.Client
-	base    string // base URL ending in /v1
-	apiKey  string
-	headers http.Header
-	api     API
-	stream  bool
+	http *http.Client
+	// wire, when not nil, sends the completion requests (httpwire: no
+	// transport goroutines); http does the rest and any request wire
+	// cannot (a proxy, reserved or invalid headers).
+	wire       *httpwire.Client
+	wireHeader http.Header     // the fixed headers of every completion request
+	wireHead   httpwire.Header // wireHeader rendered
+	wireOK     bool            // wireHead can be sent
+	base       string          // base URL ending in /v1
+	apiKey     string
+	headers    http.Header
+	api        API
+	stream     bool
 }
 
 func newClient(o *Options, concurrency int) *client {
@@ -36,7 +44,7 @@ func newClient(o *Options, concurrency int) *client {
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
 	}
-	return &client{
+	c := &client{
 		// No Client.Timeout: it would cut long streams; each request has
 		// its own context deadline.
 		http:    &http.Client{Transport: tr},
@@ -46,6 +54,22 @@ func newClient(o *Options, concurrency int) *client {
 		api:     o.API,
 		stream:  o.Stream,
 	}
+	if httpwire.Usable(c.endpoint()) == nil {
+		c.wire, _ = httpwire.New(httpwire.Config{
+			URL: c.endpoint(), MaxIdle: concurrency + 16, IdleTimeout: 90 * time.Second,
+			DialTimeout: 10 * time.Second, KeepAlive: 30 * time.Second,
+		})
+		c.wireHeader = c.headers.Clone()
+		if c.wireHeader == nil {
+			c.wireHeader = http.Header{}
+		}
+		c.wireHeader.Set("Content-Type", "application/json")
+		if c.apiKey != "" {
+			c.wireHeader.Set("Authorization", "Bearer "+c.apiKey)
+		}
+		c.wireHead, c.wireOK = httpwire.Render(c.wireHeader)
+	}
+	return c
 }
 
 // BaseURL normalises a server URL to end in /v1.
@@ -57,7 +81,24 @@ func BaseURL(u string) string {
 	return u + "/v1"
 }
 
-func (c *client) close() { c.http.CloseIdleConnections() }
+func (c *client) close() {
+	c.http.CloseIdleConnections()
+	if c.wire != nil {
+		c.wire.CloseIdle()
+	}
+}
+
+// wireFor returns the header block of a completion request with the
+// session's headers, and whether the wire client can send it.
+func (c *client) wireFor(session http.Header) (httpwire.Header, bool) {
+	if c.wire == nil || !c.wireOK {
+		return httpwire.Header{}, false
+	}
+	if len(session) == 0 {
+		return c.wireHead, true
+	}
+	return httpwire.Render(c.wireHeader, session)
+}
 
 func (c *client) endpoint() string {
 	if c.api == APICompletions {
@@ -142,18 +183,32 @@ func (c *client) do(ctx context.Context, body []byte, session http.Header, timeo
 	a := &attempt{Resp: &response{}}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := c.newRequest(ctx, http.MethodPost, c.endpoint(), body)
-	if err != nil {
-		a.Start = time.Now()
-		a.Resp.End = a.Start
-		a.Err, a.Class = err, record.ErrConnect
-		return a
-	}
-	for k, v := range session {
-		req.Header[k] = v
+	head, useWire := c.wireFor(session)
+	var req *http.Request
+	if !useWire {
+		var err error
+		req, err = c.newRequest(ctx, http.MethodPost, c.endpoint(), body)
+		if err != nil {
+			a.Start = time.Now()
+			a.Resp.End = a.Start
+			a.Err, a.Class = err, record.ErrConnect
+			return a
+		}
+		for k, v := range session {
+			req.Header[k] = v
+		}
 	}
 	a.Start = time.Now()
-	resp, err := c.http.Do(req)
+	var resp *httpwire.Response
+	var err error
+	if useWire {
+		resp, err = c.wire.Post(ctx, head, body)
+	} else {
+		var hr *http.Response
+		if hr, err = c.http.Do(req); err == nil {
+			resp = &httpwire.Response{StatusCode: hr.StatusCode, Header: hr.Header, Body: hr.Body}
+		}
+	}
 	if err != nil {
 		a.Resp.End = time.Now()
 		a.Err, a.Class = err, classify(ctx, err)

@@ -1,0 +1,394 @@
+// Package httpwire is a lean HTTP/1.1 client for one kind of call: POST a
+// body that is already in memory and read the (usually streamed) answer,
+// on keep-alive connections, all on the caller's goroutine.
+//
+// net/http's Transport runs a read and a write goroutine per connection
+// and hands every request and response between them and the caller; for a
+// benchmark client that sends thousands of short streamed requests a
+// second that hand-off is most of the client's CPU (see
+// BenchmarkPostStream). This client writes the request with one system
+// call, parses the head with net/textproto and decodes chunked bodies with
+// net/http/httputil's reader (the same code net/http uses), and checks a
+// pooled connection is still open with one non-blocking peek instead of a
+// goroutine parked on it.
+//
+// It does no proxies, no HTTP/2, no redirects, no compression and no
+// cookies: callers use net/http for anything else (Usable tells).
+package httpwire
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+	"golang.org/x/net/http/httpproxy"
+)
+
+// Client posts to one server. Its methods are safe for concurrent use.
+type Client struct {
+	addr    string // host:port to dial
+	host    string // Host header
+	uri     string // request target
+	url     string // full URL, for errors
+	tls     *tls.Config
+	dialer  net.Dialer
+	maxIdle int
+	idleFor time.Duration
+	// dialFn, when set (tests), replaces dialer.DialContext.
+	dialFn func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	mu   sync.Mutex
+	idle []*conn // most recently used last
+}
+
+// Config sets up a Client.
+type Config struct {
+	// URL is the full URL requests are posted to (http or https).
+	URL string
+	// TLS is the TLS configuration for https (nil: defaults); ServerName
+	// and NextProtos (http/1.1) are set when empty.
+	TLS *tls.Config
+	// MaxIdle is how many idle connections are kept (default 2).
+	MaxIdle int
+	// IdleTimeout closes connections idle longer (default 90 s).
+	IdleTimeout time.Duration
+	// DialTimeout and KeepAlive are the net.Dialer's (defaults 30 s, 30 s).
+	DialTimeout, KeepAlive time.Duration
+}
+
+// Usable reports why rawURL cannot be served by this client (nil: it
+// can): another scheme, a non-ASCII host, user info, or a proxy from the
+// environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) that applies to it.
+func Usable(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("scheme %q", u.Scheme)
+	}
+	if u.User != nil || u.Opaque != "" || u.Host == "" {
+		return errors.New("URL with user info, no host or opaque")
+	}
+	for i := 0; i < len(u.Host); i++ {
+		if u.Host[i] >= 0x80 {
+			return errors.New("non-ASCII host")
+		}
+	}
+	if !httpguts.ValidHostHeader(u.Host) {
+		return errors.New("invalid host")
+	}
+	// The environment as it is now (net/http's ProxyFromEnvironment
+	// reads it once per process).
+	p, err := httpproxy.FromEnvironment().ProxyFunc()(u)
+	if err != nil {
+		return err
+	}
+	if p != nil {
+		return errors.New("a proxy applies")
+	}
+	return nil
+}
+
+// New returns a client for cfg.URL; the URL must pass Usable.
+func New(cfg Config) (*Client, error) {
+	if err := Usable(cfg.URL); err != nil {
+		return nil, fmt.Errorf("httpwire: %s: %w", cfg.URL, err)
+	}
+	u, _ := url.Parse(cfg.URL)
+	host := strings.TrimSuffix(u.Host, ":")
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	c := &Client{
+		addr:    net.JoinHostPort(u.Hostname(), port),
+		host:    host,
+		uri:     u.RequestURI(),
+		url:     cfg.URL,
+		maxIdle: cfg.MaxIdle,
+		idleFor: cfg.IdleTimeout,
+		dialer:  net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: cfg.KeepAlive},
+	}
+	if c.maxIdle <= 0 {
+		c.maxIdle = 2
+	}
+	if c.idleFor <= 0 {
+		c.idleFor = 90 * time.Second
+	}
+	if c.dialer.Timeout <= 0 {
+		c.dialer.Timeout = 30 * time.Second
+	}
+	if c.dialer.KeepAlive == 0 {
+		c.dialer.KeepAlive = 30 * time.Second
+	}
+	if u.Scheme == "https" {
+		t := &tls.Config{}
+		if cfg.TLS != nil {
+			t = cfg.TLS.Clone()
+		}
+		if t.ServerName == "" {
+			t.ServerName = u.Hostname()
+		}
+		if len(t.NextProtos) == 0 {
+			t.NextProtos = []string{"http/1.1"}
+		}
+		c.tls = t
+	}
+	return c, nil
+}
+
+// Header is a request's header block: the lines between the request line
+// and the body, as net/http writes them (see Render).
+type Header struct {
+	b []byte
+}
+
+// reserved are the header fields this client writes itself or whose
+// meaning it does not implement; a header holding one is refused by
+// Render (use net/http for such requests).
+var reserved = map[string]bool{
+	"Host": true, "User-Agent": true, "Content-Length": true, "Transfer-Encoding": true,
+	"Trailer": true, "Connection": true, "Expect": true, "Upgrade": true, "Te": true,
+	"Keep-Alive": true, "Proxy-Connection": true,
+}
+
+// Render is the header block net/http's Request.write gives for h on a
+// request with a body (Host, User-Agent and Content-Length come first and
+// are written by Post): the fields sorted by name, each value with
+// leading and trailing blanks trimmed. ok is false when a field name
+// or value is invalid or reserved (net/http would refuse it, or the
+// field asks for something this client does not do).
+func Render(hs ...http.Header) (Header, bool) {
+	type kv struct {
+		k  string
+		vs []string
+	}
+	var all []kv
+	seen := map[string]int{}
+	for _, h := range hs {
+		for k, vs := range h {
+			if i, ok := seen[k]; ok {
+				all[i].vs = vs // later headers replace earlier ones, as req.Header[k] = v
+				continue
+			}
+			seen[k] = len(all)
+			all = append(all, kv{k, vs})
+		}
+	}
+	slices.SortFunc(all, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+	var b []byte
+	for _, f := range all {
+		if !httpguts.ValidHeaderFieldName(f.k) || reserved[http.CanonicalHeaderKey(f.k)] {
+			return Header{}, false
+		}
+		for _, v := range f.vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return Header{}, false
+			}
+			v = textproto.TrimString(v) // valid values hold no newlines to replace
+			b = append(b, f.k...)
+			b = append(b, ": "...)
+			b = append(b, v...)
+			b = append(b, "\r\n"...)
+		}
+	}
+	return Header{b: b}, true
+}
+
+// Response is a response whose body is read from the connection.
+type Response struct {
+	StatusCode int
+	Header     http.Header
+	// Body must be closed; a body read to its end puts the connection
+	// back in the pool.
+	Body io.ReadCloser
+}
+
+// Post sends body to the client's URL with the header block h and returns
+// the response once its head is read. The context bounds the whole
+// exchange, body included: when it ends the connection is closed under
+// any read or write, which then returns the context's error. Errors
+// before the response are *url.Error, as net/http's Client.Do gives.
+func (c *Client) Post(ctx context.Context, h Header, body []byte) (*Response, error) {
+	resp, err := c.post(ctx, h, body)
+	if err != nil {
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		return nil, &url.Error{Op: "Post", URL: c.url, Err: err}
+	}
+	return resp, nil
+}
+
+func (c *Client) post(ctx context.Context, h Header, body []byte) (*Response, error) {
+	for {
+		cn, err := c.get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		stop := context.AfterFunc(ctx, cn.abort)
+		head := cn.head[:0]
+		head = append(head, "POST "...)
+		head = append(head, c.uri...)
+		head = append(head, " HTTP/1.1\r\nHost: "...)
+		head = append(head, c.host...)
+		head = append(head, "\r\nUser-Agent: Go-http-client/1.1\r\nContent-Length: "...)
+		head = strconv.AppendInt(head, int64(len(body)), 10)
+		head = append(head, "\r\n"...)
+		head = append(head, h.b...)
+		head = append(head, "\r\n"...)
+		var n int64
+		if len(head)+len(body) <= maxCopy {
+			head = append(head, body...)
+			var m int
+			m, err = cn.nc.Write(head)
+			n = int64(m)
+		} else {
+			bufs := net.Buffers{head, body}
+			n, err = bufs.WriteTo(cn.nc)
+		}
+		cn.head = head[:0]
+		if err != nil {
+			stop()
+			cn.close()
+			if n == 0 && cn.reused && ctx.Err() == nil {
+				// Nothing reached a connection the server had closed:
+				// safe to send again on a new one (net/http does too).
+				continue
+			}
+			return nil, err
+		}
+		resp, err := cn.readResponse(ctx, c, stop)
+		if err != nil {
+			stop()
+			cn.close()
+			return nil, err
+		}
+		return resp, nil
+	}
+}
+
+// CloseIdle closes the idle connections.
+func (c *Client) CloseIdle() {
+	c.mu.Lock()
+	idle := c.idle
+	c.idle = nil
+	c.mu.Unlock()
+	for _, cn := range idle {
+		cn.close()
+	}
+}
+
+// get returns a pooled connection that is still open, or a new one.
+func (c *Client) get(ctx context.Context) (*conn, error) {
+	now := time.Now()
+	for {
+		c.mu.Lock()
+		n := len(c.idle)
+		if n == 0 {
+			c.mu.Unlock()
+			break
+		}
+		cn := c.idle[n-1]
+		c.idle[n-1] = nil
+		c.idle = c.idle[:n-1]
+		c.mu.Unlock()
+		if now.Sub(cn.idleSince) < c.idleFor && cn.alive() {
+			cn.reused = true
+			return cn, nil
+		}
+		cn.close()
+	}
+	return c.dial(ctx)
+}
+
+// put returns a connection to the pool, or closes it when the pool is full.
+func (c *Client) put(cn *conn) {
+	cn.idleSince = time.Now()
+	c.mu.Lock()
+	if len(c.idle) < c.maxIdle {
+		c.idle = append(c.idle, cn)
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	cn.close()
+}
+
+func (c *Client) dial(ctx context.Context) (*conn, error) {
+	dial := c.dialer.DialContext
+	if c.dialFn != nil {
+		dial = c.dialFn
+	}
+	nc, err := dial(ctx, "tcp", c.addr)
+	if err != nil {
+		return nil, err
+	}
+	if c.tls != nil {
+		tc := tls.Client(nc, c.tls)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		if p := tc.ConnectionState().NegotiatedProtocol; p != "" && p != "http/1.1" {
+			nc.Close()
+			return nil, fmt.Errorf("server chose protocol %q", p)
+		}
+		nc = tc
+	}
+	cn := &conn{nc: nc, head: make([]byte, 0, 4<<10)}
+	cn.raw, _ = rawConn(nc)
+	cn.br = bufio.NewReaderSize(nc, 32<<10)
+	return cn, nil
+}
+
+// conn is one connection and its read buffer.
+type conn struct {
+	nc        net.Conn
+	raw       rawChecker // the TCP connection under nc, for alive (nil: none)
+	br        *bufio.Reader
+	head      []byte // request head (and a small body), reused
+	idleSince time.Time
+	reused    bool
+}
+
+// maxCopy is the largest request (head and body) copied into the
+// connection's buffer to go out in one write; a larger one is written
+// from the two buffers (writev).
+const maxCopy = 64 << 10
+
+// aLongTimeAgo is a deadline in the past: it makes blocked reads and
+// writes on a connection return at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// abort unblocks the connection's reads and writes (context ended).
+func (cn *conn) abort() { cn.nc.SetDeadline(aLongTimeAgo) }
+
+func (cn *conn) close() { cn.nc.Close() }
+
+// alive reports whether an idle connection is still open: nothing to
+// read (the server sent neither an answer nor a close), checked without
+// blocking.
+func (cn *conn) alive() bool {
+	if cn.br.Buffered() > 0 {
+		return false
+	}
+	if cn.raw == nil {
+		return true
+	}
+	return cn.raw.idle()
+}
