@@ -1,7 +1,9 @@
 package replay
 
 import (
+	"net/http"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +31,11 @@ func TestLanesGlobal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			fs := newFakeServer(t, nil)
+			fs := newFakeServer(t, func(fs *fakeServer) {
+				if _, closed := tc.sched.(schedule.Closed); closed {
+					fs.hook = holdFirst(len(tc.lanes))
+				}
+			})
 			start := time.Now().Add(50 * time.Millisecond)
 			res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: tc.sched, Lanes: tc.lanes, Start: start}, simpleConvs(6, 2))
 			lanes := byClient(res.final())
@@ -54,6 +60,22 @@ func TestLanesGlobal(t *testing.T) {
 				t.Errorf("%d conversations finished, want 6", res.sum.Finished)
 			}
 		})
+	}
+}
+
+// holdFirst returns a fake server hook that holds the first n requests
+// until all n have arrived. In a closed loop of n lanes, each lane's first
+// request is then in flight before any lane is answered, so no lane can
+// take every session before the others start.
+func holdFirst(n int) func(http.ResponseWriter, *http.Request, *seenRequest) bool {
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	return func(_ http.ResponseWriter, _ *http.Request, req *seenRequest) bool {
+		if req.N <= n {
+			arrived.Done()
+			arrived.Wait()
+		}
+		return false
 	}
 }
 
