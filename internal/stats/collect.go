@@ -66,6 +66,9 @@ type FileStats struct {
 func newCollector(o *Options, filter Filter, objs []Objective) (*collector, error) {
 	c := &collector{opts: o, filter: filter, all: newAcc(o.HTML != "" || o.Metrics != ""), groups: map[string]*acc{}, files: map[string]*FileStats{}, aff: newAffinityAcc(), segs: newSegments(o.Err)}
 	c.withGaps(c.all)
+	if o.only != nil {
+		c.all = newOnlyAcc(o.only)
+	}
 	if len(objs) > 0 {
 		c.slo = &sloChecker{objs: objs}
 	}
@@ -295,6 +298,10 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 		good = c.slo.good(r)
 	}
 	c.all.add(r, good)
+	if c.opts.only != nil {
+		c.addGroup(r, label, good)
+		return nil
+	}
 	c.aff.add(r)
 	c.segs.add(r)
 	switch {
@@ -317,13 +324,31 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 			c.raw = append(c.raw, nil)
 		}
 	}
+	c.addGroup(r, label, good)
+	if c.turns != nil {
+		t := c.turns[r.Turn]
+		if t == nil {
+			t = newAcc(false)
+			c.turns[r.Turn] = t
+		}
+		t.add(r, good)
+	}
+	return nil
+}
+
+// addGroup accounts the measured record r of the input labelled label in
+// its --by group, if any.
+func (c *collector) addGroup(r *record.Record, label string, good bool) {
 	if c.groupBy != nil {
 		k := c.groupBy(r, label)
 		g := c.groups[k]
 		if g == nil {
-			if c.liteGroups {
+			switch {
+			case c.opts.only != nil:
+				g = newOnlyAcc(c.opts.only)
+			case c.liteGroups:
 				g = newLiteAcc(c.opts.By == "conversation")
-			} else {
+			default:
 				g = c.withGaps(newAcc(c.groupTurns != nil))
 			}
 			c.groups[k] = g
@@ -343,15 +368,6 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 			t.add(r, good)
 		}
 	}
-	if c.turns != nil {
-		t := c.turns[r.Turn]
-		if t == nil {
-			t = newAcc(false)
-			c.turns[r.Turn] = t
-		}
-		t.add(r, good)
-	}
-	return nil
 }
 
 // passThrough copies the records that pass --where to enc (--records),

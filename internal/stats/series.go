@@ -112,6 +112,11 @@ func (s *sampleSet) unit() float64 {
 	return s.scale
 }
 
+// selectMin is the smallest int32 sample set described by selection:
+// its histograms (a few MB, whatever the count) cost more than sorting
+// fewer samples, which matters with many small groups (--by conversation).
+const selectMin = 1 << 16
+
 // describe sorts the samples in place and describes them; the set keeps
 // them in one block so that memory is not doubled.
 func (s *sampleSet) describe() Description {
@@ -121,6 +126,10 @@ func (s *sampleSet) describe() Description {
 	case s.wide:
 		s.b64 = join(s.b64, s.n)
 		return describe(first(s.b64), s.unit())
+	}
+	if s.n < selectMin {
+		s.b32 = join(s.b32, s.n)
+		return describe(first(s.b32), s.unit())
 	}
 	return describeSelect(s.b32, s.n, s.unit(), func() []int32 {
 		s.b32 = join(s.b32, s.n)
