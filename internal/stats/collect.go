@@ -23,6 +23,9 @@ type collector struct {
 	groupBy func(r *record.Record, label string) string
 	// liteGroups: the groups keep only the per-group table's figures.
 	liteGroups bool
+	// fromGroups are the metrics whose samples only the --by groups keep:
+	// the summary's are their union.
+	fromGroups []Metric
 
 	mu      sync.Mutex
 	stopped bool
@@ -88,6 +91,18 @@ func newCollector(o *Options, filter Filter, objs []Objective) (*collector, erro
 	}
 	c.groupBy = gb
 	c.liteGroups = !o.fullGroups()
+	if gb != nil && c.liteGroups && c.slo == nil {
+		// The groups partition the summary's records: each sample of the
+		// metrics the groups keep is kept once, by its group, and the
+		// summary describes their union.
+		c.fromGroups = liteMetrics
+		if o.only != nil {
+			c.fromGroups = o.only
+		}
+		for _, m := range c.fromGroups {
+			c.all.samples[m].parts = []*sampleSet{}
+		}
+	}
 	c.stages = NewStages(objs)
 	if o.Compare {
 		c.stagesBy = map[string]*Stages{}
@@ -350,6 +365,9 @@ func (c *collector) addGroup(r *record.Record, label string, good bool) {
 				g = newLiteAcc(c.opts.By == "conversation")
 			default:
 				g = c.withGaps(newAcc(c.groupTurns != nil))
+			}
+			for _, m := range c.fromGroups {
+				c.all.samples[m].parts = append(c.all.samples[m].parts, &g.samples[m])
 			}
 			c.groups[k] = g
 		}

@@ -93,8 +93,11 @@ func checkOnly(o *Options) error {
 }
 
 // addSample adds the sample of metric m of the successful record r to s,
-// if r has one.
+// if r has one and s is not the union of other sets.
 func addSample(s *sampleSet, m Metric, r *record.Record) {
+	if s.parts != nil {
+		return // kept by the record's --by group
+	}
 	switch m {
 	case TTFT:
 		if r.TTFTNs != nil {
