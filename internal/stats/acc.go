@@ -241,8 +241,12 @@ func outputTokens(r *record.Record) int64 {
 // dedup remembers record keys: a bitset of sequence numbers per (run,
 // shard), since sequence numbers are dense, and a map for outliers.
 type dedup struct {
-	sets  map[shardKey][]uint64
+	sets  map[shardKey]*[]uint64
 	other map[record.Key]struct{}
+	// last is the (run, shard) of the last key and lastSet its bitset:
+	// records come in runs of one shard.
+	last    shardKey
+	lastSet *[]uint64
 }
 
 type shardKey struct {
@@ -262,18 +266,24 @@ func (d *dedup) seen(k record.Key) bool {
 		d.other[k] = struct{}{}
 		return ok
 	}
-	if d.sets == nil {
-		d.sets = map[shardKey][]uint64{}
-	}
 	sk := shardKey{k.RunID, k.Shard}
-	bits := d.sets[sk]
-	w, b := int(k.Seq/64), uint64(1)<<(k.Seq%64)
-	if w >= len(bits) {
-		bits = append(bits, make([]uint64, w+1-len(bits))...)
-		bits = bits[:cap(bits)]
+	bits := d.lastSet
+	if bits == nil || sk != d.last {
+		if d.sets == nil {
+			d.sets = map[shardKey]*[]uint64{}
+		}
+		if bits = d.sets[sk]; bits == nil {
+			bits = new([]uint64)
+			d.sets[sk] = bits
+		}
+		d.last, d.lastSet = sk, bits
 	}
-	ok := bits[w]&b != 0
-	bits[w] |= b
-	d.sets[sk] = bits
+	w, b := int(k.Seq/64), uint64(1)<<(k.Seq%64)
+	if w >= len(*bits) {
+		*bits = append(*bits, make([]uint64, w+1-len(*bits))...)
+		*bits = (*bits)[:cap(*bits)]
+	}
+	ok := (*bits)[w]&b != 0
+	(*bits)[w] |= b
 	return ok
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/mtkit/mtkit/internal/record"
 )
 
 // TestUnionDescribe: a set that is the union of parts describes as one
@@ -122,6 +124,29 @@ func TestByKeepsSamplesOnce(t *testing.T) {
 		plain, _ := runJSON(t, o)
 		if !reflect.DeepEqual(by["summary"], plain["summary"]) {
 			t.Errorf("--by %s --only %q: the summary differs from the one without --by:\n%v\n%v", o.By, o.Only, by["summary"], plain["summary"])
+		}
+	}
+}
+
+// TestDedupSeen: keys repeat only within their (run, shard), whatever
+// the order the shards come in (the last shard's bitset is cached).
+func TestDedupSeen(t *testing.T) {
+	t.Parallel()
+	var d dedup
+	for i, tc := range []struct {
+		run   string
+		shard int
+		seq   int64
+		want  bool
+	}{
+		{"a", 0, 1, false}, {"a", 0, 2, false}, {"a", 0, 1, true},
+		{"a", 1, 1, false}, {"a", 0, 2, true}, {"b", 0, 2, false},
+		{"a", 1, 1, true}, {"b", 0, 1000, false}, {"a", 0, 1000, false},
+		{"b", 0, 1000, true}, {"a", 0, -5, false}, {"a", 0, -5, true},
+		{"a", 0, 1 << 40, false}, {"a", 1, 1 << 40, false}, {"a", 0, 1 << 40, true},
+	} {
+		if got := d.seen(record.Key{RunID: tc.run, Shard: tc.shard, Seq: tc.seq}); got != tc.want {
+			t.Errorf("%d: seen(%s, %d, %d) = %v, want %v", i, tc.run, tc.shard, tc.seq, got, tc.want)
 		}
 	}
 }
