@@ -140,7 +140,10 @@ func groupFunc(by string) (func(*record.Record, string) string, error) {
 // The reader owns fs: after an interrupt it may still be blocked in a
 // read, so only it closes fs.
 func (c *collector) read(fs *record.Files) error {
-	if c.live() {
+	// With --only the accounting is light: handing records over to
+	// another goroutine would cost more (a copy of each record) than it
+	// saves, as the decoders already work ahead on goroutines of their own.
+	if c.live() || c.opts.only != nil {
 		return c.readLive(fs)
 	}
 	return c.readPipelined(fs)
