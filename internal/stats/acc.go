@@ -88,7 +88,11 @@ type acc struct {
 	// lite keeps only what the per-group table shows (ByTable): counters,
 	// token sums and the TTFT, ITL and latency samples; convs only when
 	// asked for (groups by conversation).
-	lite       bool
+	lite bool
+	// metrics are the metrics whose samples are kept; nil: all. Without
+	// lite (--only), token sums, cache figures and conversations are not
+	// kept either.
+	metrics    []Metric
 	convs      map[convKey]convAcc
 	series     []point
 	keepSeries bool
@@ -104,10 +108,18 @@ func newAcc(series bool) *acc {
 // newLiteAcc returns an accumulator for a row of the per-group table;
 // convs says whether it tracks conversations.
 func newLiteAcc(convs bool) *acc {
-	a := &acc{lite: true}
+	a := &acc{lite: true, metrics: liteMetrics}
 	if convs {
 		a.convs = map[convKey]convAcc{}
 	}
+	a.samples.init()
+	return a
+}
+
+// newOnlyAcc returns an accumulator of the request counts and the samples
+// of metrics (--only).
+func newOnlyAcc(metrics []Metric) *acc {
+	a := &acc{metrics: metrics}
 	a.samples.init()
 	return a
 }
@@ -151,44 +163,30 @@ func (a *acc) add(r *record.Record, good bool) {
 		a.good++
 	}
 	s := &a.samples
-	if a.lite {
-		if r.TTFTNs != nil {
-			s[TTFT].add(*r.TTFTNs)
+	if a.metrics != nil {
+		for _, m := range a.metrics {
+			addSample(&s[m], m, r)
 		}
-		s[ITL].addAll(r.ITLNs)
-		s[Latency].add(r.LatencyNs)
+		if !a.lite {
+			return // --only: no token sums
+		}
 		a.inTok += inputTokens(r)
 		a.outTok += outputTokens(r)
 		a.addCache(r)
 		return
 	}
-	ttft := math.NaN()
-	if r.TTFTNs != nil {
-		ttft = ms(*r.TTFTNs)
-		s[TTFT].add(*r.TTFTNs)
+	for m := range numMetrics {
+		addSample(&s[m], m, r)
 	}
-	if r.TPOTNs != nil {
-		s[TPOT].addFloat(*r.TPOTNs / 1e6)
-	}
-	s[ITL].addAll(r.ITLNs)
-	s[Latency].add(r.LatencyNs)
-	s[InputTurns].add(int64(r.InputMessages))
 	in, out := inputTokens(r), outputTokens(r)
 	a.inTok += in
 	a.outTok += out
-	s[InputTokens].add(in)
-	s[OutputTokens].add(out)
-	s[OutputChunks].add(int64(r.Chunks))
-	if !r.Scheduled.IsZero() {
-		s[IntendedLatency].add(r.IntendedLatencyNs)
-		s[Lateness].add(r.LatenessNs)
-	}
-	if r.Turn > 0 {
-		s[ThinkPlanned].add(r.ThinkPlannedNs)
-		s[ThinkActual].add(r.ThinkActualNs)
-	}
 	a.addCache(r)
 	if a.keepSeries {
+		ttft := math.NaN()
+		if r.TTFTNs != nil {
+			ttft = ms(*r.TTFTNs)
+		}
 		a.series = append(a.series, point{
 			start: float64(start) / 1e9, end: float64(end) / 1e9,
 			latMs: ms(r.LatencyNs), ttftMs: ttft, outTokens: float64(out),
@@ -243,8 +241,12 @@ func outputTokens(r *record.Record) int64 {
 // dedup remembers record keys: a bitset of sequence numbers per (run,
 // shard), since sequence numbers are dense, and a map for outliers.
 type dedup struct {
-	sets  map[shardKey][]uint64
+	sets  map[shardKey]*[]uint64
 	other map[record.Key]struct{}
+	// last is the (run, shard) of the last key and lastSet its bitset:
+	// records come in runs of one shard.
+	last    shardKey
+	lastSet *[]uint64
 }
 
 type shardKey struct {
@@ -264,18 +266,24 @@ func (d *dedup) seen(k record.Key) bool {
 		d.other[k] = struct{}{}
 		return ok
 	}
-	if d.sets == nil {
-		d.sets = map[shardKey][]uint64{}
-	}
 	sk := shardKey{k.RunID, k.Shard}
-	bits := d.sets[sk]
-	w, b := int(k.Seq/64), uint64(1)<<(k.Seq%64)
-	if w >= len(bits) {
-		bits = append(bits, make([]uint64, w+1-len(bits))...)
-		bits = bits[:cap(bits)]
+	bits := d.lastSet
+	if bits == nil || sk != d.last {
+		if d.sets == nil {
+			d.sets = map[shardKey]*[]uint64{}
+		}
+		if bits = d.sets[sk]; bits == nil {
+			bits = new([]uint64)
+			d.sets[sk] = bits
+		}
+		d.last, d.lastSet = sk, bits
 	}
-	ok := bits[w]&b != 0
-	bits[w] |= b
-	d.sets[sk] = bits
+	w, b := int(k.Seq/64), uint64(1)<<(k.Seq%64)
+	if w >= len(*bits) {
+		*bits = append(*bits, make([]uint64, w+1-len(*bits))...)
+		*bits = (*bits)[:cap(*bits)]
+	}
+	ok := (*bits)[w]&b != 0
+	(*bits)[w] |= b
 	return ok
 }

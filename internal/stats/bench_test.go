@@ -61,3 +61,17 @@ func BenchmarkRun(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkDescribeSmall describes the TTFT samples of a small group (a
+// conversation's turns), as --by conversation does for every group.
+func BenchmarkDescribeSmall(b *testing.B) {
+	recs := genRecords(genConfig{seed: 2, run: "bench", convs: 1, maxTurns: 12})
+	for b.Loop() {
+		var s sampleSet
+		s.scale = 1e6
+		for i := range recs {
+			addSample(&s, TTFT, &recs[i])
+		}
+		s.describe()
+	}
+}

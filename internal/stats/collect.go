@@ -23,6 +23,9 @@ type collector struct {
 	groupBy func(r *record.Record, label string) string
 	// liteGroups: the groups keep only the per-group table's figures.
 	liteGroups bool
+	// fromGroups are the metrics whose samples only the --by groups keep:
+	// the summary's are their union.
+	fromGroups []Metric
 
 	mu      sync.Mutex
 	stopped bool
@@ -66,6 +69,9 @@ type FileStats struct {
 func newCollector(o *Options, filter Filter, objs []Objective) (*collector, error) {
 	c := &collector{opts: o, filter: filter, all: newAcc(o.HTML != "" || o.Metrics != ""), groups: map[string]*acc{}, files: map[string]*FileStats{}, aff: newAffinityAcc(), segs: newSegments(o.Err)}
 	c.withGaps(c.all)
+	if o.only != nil {
+		c.all = newOnlyAcc(o.only)
+	}
 	if len(objs) > 0 {
 		c.slo = &sloChecker{objs: objs}
 	}
@@ -85,6 +91,18 @@ func newCollector(o *Options, filter Filter, objs []Objective) (*collector, erro
 	}
 	c.groupBy = gb
 	c.liteGroups = !o.fullGroups()
+	if gb != nil && c.liteGroups && c.slo == nil {
+		// The groups partition the summary's records: each sample of the
+		// metrics the groups keep is kept once, by its group, and the
+		// summary describes their union.
+		c.fromGroups = liteMetrics
+		if o.only != nil {
+			c.fromGroups = o.only
+		}
+		for _, m := range c.fromGroups {
+			c.all.samples[m].parts = []*sampleSet{}
+		}
+	}
 	c.stages = NewStages(objs)
 	if o.Compare {
 		c.stagesBy = map[string]*Stages{}
@@ -122,7 +140,10 @@ func groupFunc(by string) (func(*record.Record, string) string, error) {
 // The reader owns fs: after an interrupt it may still be blocked in a
 // read, so only it closes fs.
 func (c *collector) read(fs *record.Files) error {
-	if c.live() {
+	// With --only the accounting is light: handing records over to
+	// another goroutine would cost more (a copy of each record) than it
+	// saves, as the decoders already work ahead on goroutines of their own.
+	if c.live() || c.opts.only != nil {
 		return c.readLive(fs)
 	}
 	return c.readPipelined(fs)
@@ -295,6 +316,10 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 		good = c.slo.good(r)
 	}
 	c.all.add(r, good)
+	if c.opts.only != nil {
+		c.addGroup(r, label, good)
+		return nil
+	}
 	c.aff.add(r)
 	c.segs.add(r)
 	switch {
@@ -317,14 +342,35 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 			c.raw = append(c.raw, nil)
 		}
 	}
+	c.addGroup(r, label, good)
+	if c.turns != nil {
+		t := c.turns[r.Turn]
+		if t == nil {
+			t = newAcc(false)
+			c.turns[r.Turn] = t
+		}
+		t.add(r, good)
+	}
+	return nil
+}
+
+// addGroup accounts the measured record r of the input labelled label in
+// its --by group, if any.
+func (c *collector) addGroup(r *record.Record, label string, good bool) {
 	if c.groupBy != nil {
 		k := c.groupBy(r, label)
 		g := c.groups[k]
 		if g == nil {
-			if c.liteGroups {
+			switch {
+			case c.opts.only != nil:
+				g = newOnlyAcc(c.opts.only)
+			case c.liteGroups:
 				g = newLiteAcc(c.opts.By == "conversation")
-			} else {
+			default:
 				g = c.withGaps(newAcc(c.groupTurns != nil))
+			}
+			for _, m := range c.fromGroups {
+				c.all.samples[m].parts = append(c.all.samples[m].parts, &g.samples[m])
 			}
 			c.groups[k] = g
 		}
@@ -343,15 +389,6 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 			t.add(r, good)
 		}
 	}
-	if c.turns != nil {
-		t := c.turns[r.Turn]
-		if t == nil {
-			t = newAcc(false)
-			c.turns[r.Turn] = t
-		}
-		t.add(r, good)
-	}
-	return nil
 }
 
 // passThrough copies the records that pass --where to enc (--records),

@@ -20,18 +20,27 @@ func columns(o *Options, filter Filter) (*record.Columns, error) {
 	}
 	var names []string
 	fields := record.Fields()
-	for _, f := range fields {
-		if !unreadColumns[f.Name] {
-			names = append(names, f.Name)
+	if o.only != nil {
+		names = append(names, onlyColumns...)
+		for _, m := range o.only {
+			names = append(names, metricColumns[m]...)
+		}
+	} else {
+		for _, f := range fields {
+			if !unreadColumns[f.Name] {
+				names = append(names, f.Name)
+			}
 		}
 	}
 	for _, c := range filter {
 		names = append(names, fields[c.field].Name)
 	}
 	switch o.By {
-	case "client":
-		names = append(names, "client")
-	case "", "turn", "conversation", "phase", "run", "file":
+	case "client", "turn", "phase":
+		names = append(names, o.By)
+	case "conversation":
+		names = append(names, "conversation_id")
+	case "", "run", "file": // run_id is always read
 	default:
 		if _, ok := fieldIndex[o.By]; ok {
 			names = append(names, o.By)

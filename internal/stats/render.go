@@ -210,7 +210,7 @@ func (t *textWriter) report(rep *Report) error {
 				t.group(fmt.Sprintf("%s=%s:", rep.By, g.Key), g, rep.By != "turn")
 			}
 		}
-		t.overview(rep.By, rep.Groups)
+		t.overview(rep.By, rep.Only, rep.Groups)
 	}
 	t.server(rep.Server) // server.go
 	if !t.md {
@@ -237,11 +237,17 @@ func (t *textWriter) group(title string, g *Group, showConv bool) {
 	kv := [][2]string{
 		{"requests", fmt.Sprintf("%d (ok %d, failed %d%s)", g.Requests, g.OK, g.Failed, fmtErrors(g.Errors))},
 		{"retries", strconv.Itoa(g.Retries)},
+	}
+	if g.only {
+		t.pairs(kv)
+		return
+	}
+	kv = append(kv, [][2]string{
 		{"input_tokens_per_sec", fmtNum(float64(g.InputTokensPerSec))},
 		{"output_tokens_per_sec", fmtNum(float64(g.OutputTokensPerSec))},
 		{"total_tokens_per_sec", fmtNum(float64(g.TotalTokensPerSec))},
 		{"cache_hit_rate", fmtCache(g)},
-	}
+	}...)
 	if g.GoodRequests != nil {
 		kv = append(kv, [2]string{"goodput", fmt.Sprintf("%s req/s (%d good requests)", fmtNum(float64(*g.Goodput)), *g.GoodRequests)})
 	}
@@ -287,7 +293,9 @@ func fmtCache(g *Group) string {
 
 // overview is one row per group with the headline figures (the TTFT by
 // turn view), or the per-conversation table.
-func (t *textWriter) overview(by string, groups []*Group) {
+// With --only (only, the metrics' names), the row is the request counts
+// and each metric's p50, p90 and p99.
+func (t *textWriter) overview(by string, only []string, groups []*Group) {
 	t.heading("by " + by + ":")
 	q := func(g *Group, m, st string) string {
 		d, ok := g.Metrics.Get(m)
@@ -296,6 +304,24 @@ func (t *textWriter) overview(by string, groups []*Group) {
 		}
 		v, _ := d.stat(st)
 		return fmtNum(v)
+	}
+	if only != nil {
+		header := []string{by, "requests", "failed"}
+		for _, m := range only {
+			for _, st := range []string{"p50", "p90", "p99"} {
+				header = append(header, strings.TrimSuffix(m, "_ms")+"_"+st)
+			}
+		}
+		var rows [][]string
+		for _, g := range groups {
+			row := []string{g.Key, strconv.Itoa(g.Requests), strconv.Itoa(g.Failed)}
+			for _, m := range only {
+				row = append(row, q(g, m, "p50"), q(g, m, "p90"), q(g, m, "p99"))
+			}
+			rows = append(rows, row)
+		}
+		t.table(header, rows)
+		return
 	}
 	if by == "conversation" {
 		header := []string{"conversation", "turns", "failed", "duration_ms", "wait_ms", "ttft_mean_ms", "ttft_max_ms", "cache_hit"}

@@ -27,11 +27,13 @@ type Report struct {
 	By      string `json:"by,omitempty"`
 	// ByDetail is how much each group shows: ByTable (the per-group
 	// table's figures) or ByFull (the whole report).
-	ByDetail string      `json:"by_detail,omitempty"`
-	Groups   []*Group    `json:"groups,omitempty"`
-	SLO      *SLOReport  `json:"slo,omitempty"`
-	Compare  *Comparison `json:"compare,omitempty"`
-	Server   *Server     `json:"server,omitempty"` // server.go
+	ByDetail string `json:"by_detail,omitempty"`
+	// Only are the metrics of a report limited by --only.
+	Only    []string    `json:"only,omitempty"`
+	Groups  []*Group    `json:"groups,omitempty"`
+	SLO     *SLOReport  `json:"slo,omitempty"`
+	Compare *Comparison `json:"compare,omitempty"`
+	Server  *Server     `json:"server,omitempty"` // server.go
 	// Affinity is present when records carry a backend.
 	Affinity *Affinity `json:"affinity,omitempty"`
 	// Segments is the per-segment view of runs split over processes.
@@ -55,27 +57,47 @@ type Report struct {
 	raw         [][]any
 }
 
+// GroupCounts are the figures of a Group every report has, --only's
+// included: the request counts, runtime and request rate.
+type GroupCounts struct {
+	Key            string         `json:"key,omitempty"`
+	Requests       int            `json:"requests"`
+	OK             int            `json:"ok"`
+	Failed         int            `json:"failed"`
+	Errors         map[string]int `json:"errors"`
+	Retries        int            `json:"retries"`
+	RuntimeSec     Num            `json:"runtime_sec"`
+	RequestsPerSec Num            `json:"requests_per_sec"`
+}
+
 // Group is the summary of a set of requests: all of them or one --by group.
 type Group struct {
-	Key                   string         `json:"key,omitempty"`
-	Requests              int            `json:"requests"`
-	OK                    int            `json:"ok"`
-	Failed                int            `json:"failed"`
-	Errors                map[string]int `json:"errors"`
-	Retries               int            `json:"retries"`
-	RuntimeSec            Num            `json:"runtime_sec"`
-	RequestsPerSec        Num            `json:"requests_per_sec"`
-	InputTokens           int64          `json:"input_tokens"`
-	OutputTokens          int64          `json:"output_tokens"`
-	InputTokensPerSec     Num            `json:"input_tokens_per_sec"`
-	OutputTokensPerSec    Num            `json:"output_tokens_per_sec"`
-	TotalTokensPerSec     Num            `json:"total_tokens_per_sec"`
-	CacheHitRate          Num            `json:"cache_hit_rate"`
-	CacheReportedRequests int            `json:"cache_reported_requests"`
-	GoodRequests          *int           `json:"good_requests,omitempty"`
-	Goodput               *Num           `json:"goodput,omitempty"`
-	Metrics               Metrics        `json:"metrics"`
-	Conversations         ConvStats      `json:"conversations"`
+	GroupCounts
+	InputTokens           int64     `json:"input_tokens"`
+	OutputTokens          int64     `json:"output_tokens"`
+	InputTokensPerSec     Num       `json:"input_tokens_per_sec"`
+	OutputTokensPerSec    Num       `json:"output_tokens_per_sec"`
+	TotalTokensPerSec     Num       `json:"total_tokens_per_sec"`
+	CacheHitRate          Num       `json:"cache_hit_rate"`
+	CacheReportedRequests int       `json:"cache_reported_requests"`
+	GoodRequests          *int      `json:"good_requests,omitempty"`
+	Goodput               *Num      `json:"goodput,omitempty"`
+	Metrics               Metrics   `json:"metrics"`
+	Conversations         ConvStats `json:"conversations"`
+
+	// only: the group has the figures of a report limited by --only
+	// (onlyGroup), the others are not computed.
+	only bool
+}
+
+// MarshalJSON implements json.Marshaler: a group of a report limited by
+// --only has only the figures it computed.
+func (g *Group) MarshalJSON() ([]byte, error) {
+	if g.only {
+		return json.Marshal(onlyGroup{g.GroupCounts, g.Metrics})
+	}
+	type plain Group // without the method
+	return json.Marshal((*plain)(g))
 }
 
 // ConvStats summarises whole conversations.
@@ -249,8 +271,8 @@ func (a *acc) group(key string) *Group {
 	if errs == nil {
 		errs = map[string]int{}
 	}
-	g := &Group{Key: key, Requests: a.requests, OK: a.ok, Failed: a.requests - a.ok,
-		Errors: errs, Retries: a.retries, InputTokens: a.inTok, OutputTokens: a.outTok,
+	g := &Group{GroupCounts: GroupCounts{Key: key, Requests: a.requests, OK: a.ok, Failed: a.requests - a.ok,
+		Errors: errs, Retries: a.retries}, InputTokens: a.inTok, OutputTokens: a.outTok,
 		CacheReportedRequests: a.cacheReported}
 	elapsed := math.NaN()
 	if a.timed {
@@ -271,39 +293,44 @@ func (a *acc) group(key string) *Group {
 	if a.cacheReported > 0 && a.cachedOf > 0 {
 		g.CacheHitRate = Num(float64(a.cached) / float64(a.cachedOf))
 	}
-	if a.lite {
-		for _, m := range liteMetrics {
-			g.Metrics = append(g.Metrics, NamedDescription{MetricNames[m], a.samples[m].describe()})
-		}
+	if a.metrics != nil {
+		g.only = !a.lite
+		g.Metrics = a.describe(a.metrics)
 		if a.convs != nil {
 			g.Conversations = a.convStats()
 		}
 		return g
 	}
-	// Sorting dominates: describe the metrics in parallel (each goroutine
-	// owns one sample set), at most GOMAXPROCS at a time.
-	var descs [numMetrics]Description
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	all := make([]Metric, 0, numMetrics)
 	for m := range numMetrics {
-		wg.Go(func() {
-			sem <- struct{}{}
-			descs[m] = a.samples[m].describe()
-			<-sem
-		})
-	}
-	wg.Wait()
-	for m := range numMetrics {
-		if m >= coreMetrics && a.samples[m].Len() == 0 {
-			continue
+		if m < coreMetrics || a.samples[m].Len() > 0 {
+			all = append(all, m)
 		}
-		g.Metrics = append(g.Metrics, NamedDescription{MetricNames[m], descs[m]})
 	}
+	g.Metrics = a.describe(all)
 	if a.gaps != nil {
 		g.Metrics = append(g.Metrics, a.gaps.metrics()...)
 	}
 	g.Conversations = a.convStats()
 	return g
+}
+
+// describe describes the samples of metrics, in parallel: sorting
+// dominates, and each goroutine owns one sample set (at most GOMAXPROCS
+// at a time).
+func (a *acc) describe(metrics []Metric) Metrics {
+	out := make(Metrics, len(metrics))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, m := range metrics {
+		wg.Go(func() {
+			sem <- struct{}{}
+			out[i] = NamedDescription{MetricNames[m], a.samples[m].describe()}
+			<-sem
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // convStats describes the conversations of a.
@@ -362,8 +389,13 @@ func (c *collector) report(objs []Objective, compare bool) *Report {
 		rep.Inputs.Files[i] = &cp
 	}
 	rep.Summary = c.all.group("")
-	rep.Affinity = c.aff.report()
-	rep.Segments = c.segs.report()
+	for _, m := range c.opts.only {
+		rep.Only = append(rep.Only, MetricNames[m])
+	}
+	if rep.Only == nil { // --only: the request counts and the metrics only
+		rep.Affinity = c.aff.report()
+		rep.Segments = c.segs.report()
+	}
 	rep.series = c.all.series
 	rep.raw = c.raw
 	if len(rep.raw) > maxXLSXRows {
@@ -398,7 +430,7 @@ func (c *collector) report(objs []Objective, compare bool) *Report {
 		rep.SLO = c.sloReport(rep, objs)
 	}
 	if compare {
-		rep.Compare = comparison(rep.Groups)
+		rep.Compare = comparison(rep.Groups, rep.Only)
 	}
 	if c.stagesBy != nil {
 		for _, k := range keys {
@@ -479,8 +511,10 @@ func ratio(a, b float64) Num {
 	return Num(a / b)
 }
 
-// comparison lays out the headline figures of each group side by side.
-func comparison(groups []*Group) *Comparison {
+// comparison lays out the headline figures of each group side by side:
+// with --only (only, the metrics' names), the request counts, runtime,
+// request rate and those metrics.
+func comparison(groups []*Group, only []string) *Comparison {
 	cmp := &Comparison{}
 	for _, g := range groups {
 		cmp.Labels = append(cmp.Labels, g.Key)
@@ -500,10 +534,14 @@ func comparison(groups []*Group) *Comparison {
 	row("failed", func(g *Group) float64 { return float64(g.Failed) })
 	row("runtime_sec", func(g *Group) float64 { return float64(g.RuntimeSec) })
 	row("requests_per_sec", func(g *Group) float64 { return float64(g.RequestsPerSec) })
-	row("output_tokens_per_sec", func(g *Group) float64 { return float64(g.OutputTokensPerSec) })
-	row("total_tokens_per_sec", func(g *Group) float64 { return float64(g.TotalTokensPerSec) })
-	row("cache_hit_rate", func(g *Group) float64 { return float64(g.CacheHitRate) })
-	for _, m := range []string{"ttft_ms", "tpot_ms", "itl_ms", "latency_ms"} {
+	metrics := only
+	if only == nil {
+		row("output_tokens_per_sec", func(g *Group) float64 { return float64(g.OutputTokensPerSec) })
+		row("total_tokens_per_sec", func(g *Group) float64 { return float64(g.TotalTokensPerSec) })
+		row("cache_hit_rate", func(g *Group) float64 { return float64(g.CacheHitRate) })
+		metrics = []string{"ttft_ms", "tpot_ms", "itl_ms", "latency_ms"}
+	}
+	for _, m := range metrics {
 		for _, st := range []string{"mean", "p50", "p90", "p99"} {
 			row(m+"."+st, func(g *Group) float64 {
 				d, ok := g.Metrics.Get(m)

@@ -195,7 +195,10 @@ type segAcc struct {
 // segments accumulates the per-segment view; it is cheap when the input
 // is one unsplit run (one accumulator).
 type segments struct {
-	accs      map[segKey]*segAcc
+	accs map[segKey]*segAcc
+	// last is the key of the last acc call, lastAcc its result.
+	last      segKey
+	lastAcc   *segAcc
 	sessionAt map[string]map[string]int // run → session → shard, -1 when in several
 	counts    map[string][]int          // run → segment counts of its manifests
 	startAt   map[string]string
@@ -212,11 +215,15 @@ func newSegments(warn io.Writer) *segments {
 }
 
 func (s *segments) acc(k segKey) *segAcc {
+	if s.lastAcc != nil && k == s.last {
+		return s.lastAcc // records come in runs of one segment
+	}
 	a := s.accs[k]
 	if a == nil {
 		a = &segAcc{sessions: map[string]struct{}{}}
 		s.accs[k] = a
 	}
+	s.last, s.lastAcc = k, a
 	return a
 }
 

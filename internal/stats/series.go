@@ -27,6 +27,10 @@ type sampleSet struct {
 	// scale divides an integer sample into the reported unit: 1e6 for
 	// durations reported in ms; 0 means 1.
 	scale float64
+	// parts, when not nil, are the sets whose union this set is: it keeps
+	// no sample of its own (the summary of --by groups that partition the
+	// records: each sample is kept once, by its group).
+	parts []*sampleSet
 }
 
 // add adds an integer sample.
@@ -103,7 +107,49 @@ func (s *sampleSet) widen() {
 }
 
 // Len is the number of samples.
-func (s *sampleSet) Len() int { return s.n }
+func (s *sampleSet) Len() int {
+	if s.parts != nil {
+		n := 0
+		for _, p := range s.parts {
+			n += p.n
+		}
+		return n
+	}
+	return s.n
+}
+
+// union returns a set of the samples of s's parts: their blocks, not a
+// copy, while every part holds int32s or floats; a copy when some part
+// holds int64s (the union is then int64, as one set of them all would be).
+func (s *sampleSet) union() *sampleSet {
+	u := &sampleSet{scale: s.scale}
+	for _, p := range s.parts {
+		u.n += p.n
+		u.float = u.float || p.float
+		u.wide = u.wide || p.wide
+	}
+	for _, p := range s.parts {
+		switch {
+		case u.float:
+			u.floats = append(u.floats, p.floats...)
+		case u.wide:
+			if u.b64 == nil {
+				u.b64 = [][]int64{make([]int64, 0, u.n)}
+			}
+			for _, b := range p.b32 {
+				for _, x := range b {
+					u.b64[0] = append(u.b64[0], int64(x))
+				}
+			}
+			for _, b := range p.b64 {
+				u.b64[0] = append(u.b64[0], b...)
+			}
+		default:
+			u.b32 = append(u.b32, p.b32...)
+		}
+	}
+	return u
+}
 
 func (s *sampleSet) unit() float64 {
 	if s.scale == 0 {
@@ -112,15 +158,27 @@ func (s *sampleSet) unit() float64 {
 	return s.scale
 }
 
+// selectMin is the smallest int32 sample set described by selection:
+// its histograms (a few MB, whatever the count) cost more than sorting
+// fewer samples, which matters with many small groups (--by conversation).
+const selectMin = 1 << 16
+
 // describe sorts the samples in place and describes them; the set keeps
 // them in one block so that memory is not doubled.
 func (s *sampleSet) describe() Description {
+	if s.parts != nil {
+		return s.union().describe()
+	}
 	switch {
 	case s.float:
 		return describe(s.flatFloats(), 1)
 	case s.wide:
 		s.b64 = join(s.b64, s.n)
 		return describe(first(s.b64), s.unit())
+	}
+	if s.n < selectMin {
+		s.b32 = join(s.b32, s.n)
+		return describe(first(s.b32), s.unit())
 	}
 	return describeSelect(s.b32, s.n, s.unit(), func() []int32 {
 		s.b32 = join(s.b32, s.n)
@@ -133,6 +191,9 @@ func (s *sampleSet) describe() Description {
 // sorted sorts the samples in place and returns their p-quantile function
 // and their mean, in the reported unit, without describing the rest.
 func (s *sampleSet) sorted() (q func(p float64) float64, mean float64) {
+	if s.parts != nil {
+		return s.union().sorted()
+	}
 	switch {
 	case s.float:
 		xs := s.flatFloats()

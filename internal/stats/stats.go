@@ -90,6 +90,13 @@ type Options struct {
 	// what was read so far and returns ErrInterrupted.
 	Stop <-chan struct{}
 
+	// Only limits the report to these metrics (comma-separated, e.g.
+	// "ttft,latency"), and the reading to their fields and those that
+	// decide which records count: see docs/mtstats.md, --only.
+	Only string
+	// only is Only parsed.
+	only []Metric
+
 	// allColumns turns column pruning off (tests compare the reports).
 	allColumns bool
 }
@@ -119,6 +126,12 @@ func Run(ctx context.Context, o Options) error {
 	}
 	filter, err := ParseFilter(o.Where)
 	if err != nil {
+		return &UsageError{err}
+	}
+	if o.only, err = parseOnly(o.Only); err != nil {
+		return &UsageError{err}
+	}
+	if err := checkOnly(&o); err != nil {
 		return &UsageError{err}
 	}
 	objs, err := ParseSLO(o.SLO)
@@ -151,6 +164,9 @@ func Run(ctx context.Context, o Options) error {
 		if capIn != nil {
 			return &UsageError{errors.New("--capacity judges one sweep at its file's levels; --compare judges each input's stages at their records' stage_load")}
 		}
+	}
+	if o.only != nil {
+		o.NoMetrics = true // the server section is not part of --only's report
 	}
 	o.pairSeries()
 	c, err := newCollector(&o, filter, objs)

@@ -390,8 +390,15 @@ func TestSQLAgreesWithStats(t *testing.T) {
 			}
 			var out, errs bytes.Buffer
 			o := stats.Options{Inputs: []string{q.input}, Out: &out, Err: &errs, Format: "json", NoMetrics: true}
-			if len(q.args) == 2 && q.args[0] == "--by" {
-				o.By = q.args[1]
+			for i := 0; i+1 < len(q.args); i += 2 {
+				switch q.args[i] {
+				case "--by":
+					o.By = q.args[i+1]
+				case "--only":
+					o.Only = q.args[i+1]
+				default:
+					t.Fatalf("option %s: not passed to stats.Options", q.args[i])
+				}
 			}
 			if err := stats.Run(context.Background(), o); err != nil {
 				t.Fatalf("stats: %v: %s", err, errs.String())

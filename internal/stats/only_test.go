@@ -1,0 +1,208 @@
+package stats
+
+import (
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestOnlySameNumbers: a report limited by --only has the request counts,
+// runtime, request rate and selected metrics of the whole report (read
+// with every column), number for number, and nothing else; summary and
+// --by groups, from JSONL and Parquet.
+func TestOnlySameNumbers(t *testing.T) {
+	t.Parallel()
+	recs := genRecords(genConfig{seed: 4, run: "r", convs: 80, maxTurns: 5, warmup: 4, failEvery: 13, itl: true})
+	for i := range recs {
+		recs[i].Model = []string{"a", "b", "c"}[i%3]
+	}
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{"r.jsonl": jsonl(t, recs), "r.parquet": parquetBytes(t, recs)} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var every []string
+		for m := range numMetrics {
+			every = append(every, metricName(m))
+		}
+		for _, o := range []Options{
+			{Only: "ttft", By: "turn"},
+			{Only: "itl_ms,latency"},
+			{Only: strings.Join(every, ","), By: "client"},
+			{Only: "tpot,input_num_tokens,output_num_tokens", By: "model", Where: "turn>0"},
+			{Only: "lateness,intended_latency,think_planned,think_actual", By: "conversation", IncludeWarmup: true},
+			{Only: "output_num_chunks,input_num_turns", By: "phase", IncludeWarmup: true, Where: "model!=b"},
+		} {
+			o.Inputs = []string{path}
+			only, _ := runJSON(t, o)
+			full := o
+			full.Only, full.allColumns = "", true
+			if o.By != "" {
+				full.ByDetail = ByFull
+			}
+			whole, _ := runJSON(t, full)
+			want, _ := parseOnly(o.Only)
+			var names []string
+			for _, m := range want {
+				names = append(names, MetricNames[m])
+			}
+			if got := only["only"]; !reflect.DeepEqual(got, anySlice(names)) {
+				t.Errorf("%s --only %s: \"only\" is %v, want %v", name, o.Only, got, names)
+			}
+			check := func(what string, g, w map[string]any) {
+				keys := slices.Sorted(maps.Keys(g))
+				wantKeys := []string{"errors", "failed", "metrics", "ok", "requests", "requests_per_sec", "retries", "runtime_sec"}
+				if _, ok := g["key"]; ok {
+					wantKeys = append(wantKeys, "key")
+					slices.Sort(wantKeys)
+				}
+				if !slices.Equal(keys, wantKeys) {
+					t.Errorf("%s --only %s: %s has %v, want %v", name, o.Only, what, keys, wantKeys)
+				}
+				for _, k := range keys {
+					if k == "metrics" {
+						continue
+					}
+					if !reflect.DeepEqual(g[k], w[k]) {
+						t.Errorf("%s --only %s: %s.%s = %v, the whole report has %v", name, o.Only, what, k, g[k], w[k])
+					}
+				}
+				gm, wm := g["metrics"].(map[string]any), w["metrics"].(map[string]any)
+				if got := slices.Sorted(maps.Keys(gm)); !slices.Equal(got, slices.Sorted(slices.Values(names))) {
+					t.Errorf("%s --only %s: %s has metrics %v, want %v", name, o.Only, what, got, names)
+				}
+				for _, n := range names {
+					if wm[n] == nil { // left out of the whole report: no samples
+						if d, _ := gm[n].(map[string]any); d["count"] != 0.0 {
+							t.Errorf("%s --only %s: %s %s = %v, the whole report has no samples", name, o.Only, what, n, gm[n])
+						}
+						continue
+					}
+					if !reflect.DeepEqual(gm[n], wm[n]) {
+						t.Errorf("%s --only %s: %s %s = %v, the whole report has %v", name, o.Only, what, n, gm[n], wm[n])
+					}
+				}
+			}
+			check("summary", only["summary"].(map[string]any), whole["summary"].(map[string]any))
+			if o.By == "" {
+				continue
+			}
+			gs, ws := only["groups"].([]any), whole["groups"].([]any)
+			if len(gs) != len(ws) || len(gs) < 2 {
+				t.Fatalf("%s --only %s --by %s: %d groups, the whole report has %d", name, o.Only, o.By, len(gs), len(ws))
+			}
+			for i := range gs {
+				g, w := gs[i].(map[string]any), ws[i].(map[string]any)
+				check("group "+g["key"].(string), g, w)
+			}
+		}
+	}
+}
+
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// TestOnlyColumns: --only reads its metrics' fields, those that decide
+// which records count, and those of --where and --by; --only ttft reads
+// no ITL gaps.
+func TestOnlyColumns(t *testing.T) {
+	t.Parallel()
+	counting := []string{"run_id", "shard", "seq", "phase", "retried", "error_class", "start", "end"}
+	for _, tc := range []struct {
+		o          Options
+		read, skip []string
+	}{
+		{Options{Only: "ttft", By: "turn"}, []string{"ttft_ns", "turn"}, []string{"itl_ns", "tpot_ns", "latency_ns", "prompt_tokens", "client", "conversation_id", "model"}},
+		{Options{Only: "itl"}, []string{"itl_ns"}, []string{"ttft_ns", "turn", "latency_ns"}},
+		{Options{Only: "lateness", By: "conversation"}, []string{"lateness_ns", "scheduled", "conversation_id"}, []string{"itl_ns", "intended_latency_ns", "turn"}},
+		{Options{Only: "think_actual", By: "model", Where: "status==200"}, []string{"think_actual_ns", "turn", "model", "status"}, []string{"itl_ns", "think_planned_ns"}},
+		{Options{Only: "input_num_tokens", By: "client"}, []string{"prompt_tokens", "client_prompt_tokens", "client"}, []string{"completion_tokens", "itl_ns", "cached_tokens"}},
+		{Options{By: "turn"}, []string{"itl_ns", "ttft_ns", "prompt_tokens"}, []string{"model", "error"}},
+	} {
+		only, err := parseOnly(tc.o.Only)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.o.only = only
+		filter, err := ParseFilter(tc.o.Where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, err := columns(&tc.o, filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range append(counting, tc.read...) {
+			if !cols.Has(f) {
+				t.Errorf("--only %q --by %q --where %q: %s not read", tc.o.Only, tc.o.By, tc.o.Where, f)
+			}
+		}
+		for _, f := range tc.skip {
+			if cols.Has(f) {
+				t.Errorf("--only %q --by %q --where %q: %s read", tc.o.Only, tc.o.By, tc.o.Where, f)
+			}
+		}
+	}
+}
+
+// TestOnlyUsage: unknown metric names and options that need the whole
+// report are usage errors that name the problem.
+func TestOnlyUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Only: "ttfb"}, `"ttfb" is not a metric; want some of ttft, tpot, itl`},
+		{Options{Only: "ttft,"}, `"" is not a metric`},
+		{Options{Only: "ttft", XLSX: "x.xlsx"}, "--xlsx needs the whole report"},
+		{Options{Only: "ttft", SLO: "ttft_p90<=1s"}, "--slo needs the whole report"},
+		{Options{Only: "ttft", By: "turn", ByDetail: ByFull}, "--by-detail full needs the whole report"},
+		{Options{Only: "ttft", To: "-"}, "--to needs the whole report"},
+		{Options{Only: "ttft", UserGaps: true}, "--user-gaps needs the whole report"},
+		{Options{Only: "ttft", Metrics: "m.jsonl"}, "--metrics-file needs the whole report"},
+	} {
+		tc.o.Inputs = []string{"testdata/none.jsonl"}
+		err := Run(t.Context(), tc.o)
+		var usage *UsageError
+		if !errors.As(err, &usage) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want a usage error with %q", tc.o, err, tc.want)
+		}
+	}
+}
+
+// FuzzParseOnly: any spec parses to metrics in report order, each once,
+// or fails with an error naming the spec.
+func FuzzParseOnly(f *testing.F) {
+	for _, s := range []string{"", "ttft", "ttft_ms,itl", "latency, ttft", "x", ",", "ttft,ttft"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		ms, err := parseOnly(spec)
+		if err != nil {
+			if !strings.Contains(err.Error(), "--only "+spec+":") {
+				t.Fatalf("%q: error %q does not name the spec", spec, err)
+			}
+			return
+		}
+		if spec != "" && len(ms) == 0 {
+			t.Fatalf("%q: no metric and no error", spec)
+		}
+		for i := 1; i < len(ms); i++ {
+			if ms[i] <= ms[i-1] {
+				t.Fatalf("%q: %v not in report order or repeated", spec, ms)
+			}
+		}
+	})
+}
