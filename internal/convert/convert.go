@@ -275,7 +275,7 @@ func (r *runner) write(it item) {
 	if last := c.Messages[len(c.Messages)-1]; last.Role == conv.RoleUser {
 		s.EndsWithUser++
 	}
-	s.Turns = append(s.Turns, turns)
+	s.Turns.Add(turns)
 	s.Written++
 	r.out.add(c)
 }
@@ -283,6 +283,25 @@ func (r *runner) write(it item) {
 // tokenStats are the token counts of written conversations, in order.
 type tokenStats struct {
 	user, assistant, conversation []int
+}
+
+// tokenCounts are the distributions of token counts of written
+// conversations.
+type tokenCounts struct {
+	user, assistant, conversation Counts
+}
+
+// add counts the values of ts.
+func (c *tokenCounts) add(ts *tokenStats) {
+	for _, n := range ts.user {
+		c.user.Add(n)
+	}
+	for _, n := range ts.assistant {
+		c.assistant.Add(n)
+	}
+	for _, n := range ts.conversation {
+		c.conversation.Add(n)
+	}
 }
 
 // countTokens fills c's message token counts and assistant output

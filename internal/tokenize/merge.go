@@ -152,7 +152,7 @@ func mergeHeap(merges map[uint64]mergeRule, syms []int32) []int32 {
 // first, leftmost among equal ranks, until no concatenation is a token.
 // It returns the ids of the final parts. Unlike merge, it needs no merge
 // list: any two adjacent parts whose bytes together form a token merge.
-func mergeRanks(ranks map[string]int32, piece string, syms []int32) []int32 {
+func mergeRanks(ranks *tokenTable, piece string, syms []int32) []int32 {
 	if len(syms) < 2 {
 		return syms
 	}
@@ -164,7 +164,7 @@ func mergeRanks(ranks map[string]int32, piece string, syms []int32) []int32 {
 
 // mergeRanksSmall is mergeRanks for short pieces: part boundaries and a
 // rank per adjacent pair in arrays, a linear scan for the minimum.
-func mergeRanksSmall(ranks map[string]int32, piece string, syms []int32) []int32 {
+func mergeRanksSmall(ranks *tokenTable, piece string, syms []int32) []int32 {
 	n := len(syms)
 	if n < 2 || n > smallPiece || n != len(piece) {
 		return mergeRanksHeap(ranks, piece, syms)
@@ -177,7 +177,7 @@ func mergeRanksSmall(ranks map[string]int32, piece string, syms []int32) []int32
 	}
 	pr := rbuf[:n-1] // pr[i]: rank of parts i and i+1 merged
 	rank := func(i int) int32 {
-		if r, ok := ranks[piece[bounds[i]:bounds[i+2]]]; ok {
+		if r, ok := ranks.lookup(piece[bounds[i]:bounds[i+2]]); ok {
 			return r
 		}
 		return noRank
@@ -300,7 +300,7 @@ func (s *mergeScratch) links(n int) (next, prev []int32, alive []bool) {
 // mergeRanksHeap is mergeRanks for long pieces, O(n log n): parts are a
 // linked list indexed by their first byte, candidates a heap; a candidate
 // is stale when its parts changed since it was pushed.
-func mergeRanksHeap(ranks map[string]int32, piece string, syms []int32) []int32 {
+func mergeRanksHeap(ranks *tokenTable, piece string, syms []int32) []int32 {
 	n := len(syms)
 	if n < 2 || n != len(piece) {
 		return syms
@@ -327,7 +327,7 @@ func mergeRanksHeap(ranks map[string]int32, piece string, syms []int32) []int32 
 		if e < 0 {
 			return rankCand{}, false
 		}
-		r, ok := ranks[piece[i:e]]
+		r, ok := ranks.lookup(piece[i:e])
 		return rankCand{rank: r, pos: i, end: e}, ok
 	}
 	for i := range int32(n - 1) {
