@@ -111,7 +111,7 @@ func newBPE(f *hfFile, name string) (*bpe, error) {
 			maxID = max(maxID, int32(*a.ID))
 		}
 	}
-	if maxID >= 1<<24 {
+	if maxID >= maxTableID {
 		return nil, fmt.Errorf("model.vocab: id %d too large", maxID)
 	}
 	for _, a := range f.AddedTokens {

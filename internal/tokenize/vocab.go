@@ -13,14 +13,17 @@ import (
 type tokenTable struct {
 	arena []byte
 	off   []uint32 // text of id i is arena[off[i]:off[i+1]]
-	// slots holds, for each used slot, the high 32 bits of the key's hash
-	// (with the lowest bit set, so a used slot is never 0) above the id.
-	slots []uint64
+	// slots holds, for each used slot, the top 8 bits of the key's hash
+	// above id+1 (so a used slot is never 0); ids are below maxTableID.
+	slots []uint32
 	seed  maphash.Seed
 	// extra holds the keys that are not the text of their id (an id with
 	// several keys, or whose text is an added token's content).
 	extra map[string]int32
 }
+
+// maxTableID bounds the ids of a tokenTable (24 bits).
+const maxTableID = 1<<24 - 1
 
 // tableBuilder collects a tokenTable's texts and keys in any order.
 type tableBuilder struct {
@@ -57,6 +60,9 @@ func (b *tableBuilder) both(id int32, s []byte) {
 // build returns the table of ids 0..maxID; ids with no text have "". Two
 // keys with the same bytes are an error.
 func (b *tableBuilder) build(maxID int32) (*tokenTable, error) {
+	if maxID >= maxTableID {
+		return nil, fmt.Errorf("id %d too large", maxID)
+	}
 	if len(b.data) >= 1<<32-1 {
 		return nil, fmt.Errorf("vocabulary of %d bytes is too large", len(b.data))
 	}
@@ -81,7 +87,8 @@ func (b *tableBuilder) build(maxID int32) (*tokenTable, error) {
 		}
 	}
 	t.off[maxID+1] = uint32(len(t.arena))
-	t.slots = make([]uint64, max(8, 1<<bits.Len(uint(len(b.keys)+len(b.keys)/2))))
+	// At most 3/4 full.
+	t.slots = make([]uint32, max(8, 1<<bits.Len(uint(len(b.keys)+len(b.keys)/3))))
 	for _, k := range b.keys {
 		key := string(b.data[k.off:k.end])
 		if _, dup := t.lookup(key); dup {
@@ -100,7 +107,7 @@ func (b *tableBuilder) build(maxID int32) (*tokenTable, error) {
 		for t.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		t.slots[i] = (h>>32|1)<<32 | uint64(uint32(k.id))
+		t.slots[i] = uint32(h>>56)<<24 | uint32(k.id+1)
 	}
 	return t, nil
 }
@@ -117,15 +124,15 @@ func (t *tokenTable) text(id int32) []byte {
 // lookup returns the id key stands for.
 func (t *tokenTable) lookup(key string) (int32, bool) {
 	h := maphash.String(t.seed, key)
-	tag := h>>32 | 1
+	tag := uint32(h >> 56)
 	mask := uint64(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
 		if s == 0 {
 			break
 		}
-		if s>>32 == tag {
-			id := int32(uint32(s))
+		if s>>24 == tag {
+			id := int32(s&maxTableID) - 1
 			if string(t.arena[t.off[id]:t.off[id+1]]) == key {
 				return id, true
 			}

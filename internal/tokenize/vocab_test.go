@@ -1,0 +1,124 @@
+package tokenize
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// TestTokenTable checks lookups and texts of a tokenTable against a map,
+// including keys that are not their id's text, ids without text and
+// duplicate keys.
+func TestTokenTable(t *testing.T) {
+	t.Parallel()
+	var b tableBuilder
+	want := map[string]int32{}
+	for i := range int32(3000) {
+		s := fmt.Sprintf("tok%d", i*7)
+		b.both(i, []byte(s))
+		want[s] = i
+	}
+	b.text(5, []byte("<special>")) // the text changes; the key stays
+	b.both(4000, []byte(""))       // the empty key
+	want[""] = 4000
+	tab, err := b.build(4001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, id := range want {
+		if got, ok := tab.lookup(k); !ok || got != id {
+			t.Errorf("lookup(%q) = %d, %v; want %d", k, got, ok, id)
+		}
+	}
+	for _, k := range []string{"tok1", "tok", "<special>", "tok20999x"} {
+		if id, ok := tab.lookup(k); ok {
+			t.Errorf("lookup(%q) = %d, want none", k, id)
+		}
+	}
+	if got := string(tab.text(5)); got != "<special>" {
+		t.Errorf("text(5) = %q", got)
+	}
+	if got := string(tab.text(3500)); got != "" || tab.size() != 4002 {
+		t.Errorf("text(3500) = %q, size %d", got, tab.size())
+	}
+	b.both(1, []byte("tok7"))
+	if _, err := b.build(4001); err == nil {
+		t.Error("duplicate key: no error")
+	}
+}
+
+// BenchmarkVocabLookup compares tokenTable with the map[string]int32 it
+// replaced, on o200k_base's 200k tokens (hits) and as many strings that
+// are not tokens (misses): time per lookup and the heap each keeps.
+func BenchmarkVocabLookup(b *testing.B) {
+	tok, err := newBuiltin("o200k_base")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tab := tok.vocab
+	var keys []string
+	rng := rand.New(rand.NewPCG(1, 1))
+	var ids []int32 // the ids whose text is their key
+	for id := range int32(tab.size()) {
+		s := string(tab.text(id))
+		if got, ok := tab.lookup(s); ok && got == id {
+			ids = append(ids, id)
+			keys = append(keys, s, s+string(rune('a'+rng.IntN(26)))+"\x00")
+		}
+	}
+	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	heap := func(build func()) float64 {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		build()
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		return float64(m1.HeapAlloc-m0.HeapAlloc) / 1e6
+	}
+	b.Run("table", func(b *testing.B) {
+		var t2 *tokenTable
+		mb := heap(func() {
+			var tb tableBuilder
+			for _, id := range ids {
+				tb.both(id, tab.text(id))
+			}
+			t2, _ = tb.build(int32(tab.size() - 1))
+		})
+		n := 0
+		for b.Loop() {
+			for _, k := range keys {
+				if _, ok := t2.lookup(k); ok {
+					n++
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/lookup")
+		b.ReportMetric(mb, "MB-kept")
+	})
+	b.Run("map", func(b *testing.B) {
+		var m map[string]int32
+		var texts []string
+		mb := heap(func() {
+			m = make(map[string]int32, len(ids))
+			texts = make([]string, tab.size())
+			for _, id := range ids {
+				s := string(tab.text(id))
+				m[s] = id
+				texts[id] = s
+			}
+		})
+		n := 0
+		for b.Loop() {
+			for _, k := range keys {
+				if _, ok := m[k]; ok {
+					n++
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/lookup")
+		b.ReportMetric(mb, "MB-kept")
+		runtime.KeepAlive(texts)
+	})
+}
