@@ -285,6 +285,26 @@ type tokenStats struct {
 	user, assistant, conversation []int
 }
 
+// tokenizerMemoryLimit is the soft memory limit of a streaming run that
+// counts tokens (see MemoryLimit).
+const tokenizerMemoryLimit = 48 << 20
+
+// MemoryLimit returns the soft limit, in bytes, that a tool should give the
+// Go runtime's heap for a run with these options (runtime/debug's
+// SetMemoryLimit), or 0 for none. A streaming run with a tokenizer holds
+// about 25 MB (the tokenizer, its piece cache and the pipeline's chunks),
+// and the collector's default of twice the live heap then takes the
+// process to about 66 MB; 48 MiB keeps it near 52 MB for a third more
+// collections. A run that holds conversations (--max-items, --parts all)
+// gets none: its heap grows with the input, and a limit below it would
+// only make the collector run without end.
+func (o *Options) MemoryLimit() int64 {
+	if o.Tokenizer == nil || o.MaxItems > 0 || o.Parts == PartsAll {
+		return 0
+	}
+	return tokenizerMemoryLimit
+}
+
 // tokenCounts are the distributions of token counts of written
 // conversations.
 type tokenCounts struct {
