@@ -17,7 +17,7 @@ type bpe struct {
 	name         string
 	vocab        *tokenTable // raw bytes of a token <-> id; the text of each id
 	byteID       [256]int32  // id of each single byte, -1 if none
-	merges       map[uint64]mergeRule
+	merges       *mergeTable
 	rankMerges   bool // tiktoken: merge by the rank of the pair's bytes in vocab, not by merges
 	ignoreMerges bool
 	unkID        int32               // -1 if the model has no unk_token
@@ -65,7 +65,7 @@ func newBPE(f *hfFile, name string) (*bpe, error) {
 	}
 	t := &bpe{
 		name:         name,
-		merges:       make(map[uint64]mergeRule, m.merges.len()),
+		merges:       newMergeTable(m.merges.len()),
 		ignoreMerges: m.IgnoreMerges,
 		unkID:        -1,
 		cache:        newPieceCache(),
@@ -147,6 +147,9 @@ func newBPE(f *hfFile, name string) (*bpe, error) {
 	}
 
 	// Merges, in rank order.
+	if m.merges.len() >= maxTableID {
+		return nil, fmt.Errorf("model.merges: %d merges, at most %d supported", m.merges.len(), maxTableID-1)
+	}
 	var ab []byte
 	for i := range m.merges.len() {
 		a, b := m.merges.pair(i)
@@ -162,10 +165,7 @@ func newBPE(f *hfFile, name string) (*bpe, error) {
 		case !okm:
 			return nil, fmt.Errorf("model.merges[%d]: merged token %q not in vocab", i, ab)
 		}
-		k := pairKey(ida, idb)
-		if _, dup := t.merges[k]; !dup {
-			t.merges[k] = mergeRule{rank: int32(i), id: idm}
-		}
+		t.merges.add(pairKey(ida, idb), idm)
 	}
 
 	// Added tokens.

@@ -68,18 +68,9 @@ func BenchmarkVocabLookup(b *testing.B) {
 		}
 	}
 	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
-	heap := func(build func()) float64 {
-		var m0, m1 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m0)
-		build()
-		runtime.GC()
-		runtime.ReadMemStats(&m1)
-		return float64(m1.HeapAlloc-m0.HeapAlloc) / 1e6
-	}
 	b.Run("table", func(b *testing.B) {
 		var t2 *tokenTable
-		mb := heap(func() {
+		mb := heapKept(func() {
 			var tb tableBuilder
 			for _, id := range ids {
 				tb.both(id, tab.text(id))
@@ -100,7 +91,7 @@ func BenchmarkVocabLookup(b *testing.B) {
 	b.Run("map", func(b *testing.B) {
 		var m map[string]int32
 		var texts []string
-		mb := heap(func() {
+		mb := heapKept(func() {
 			m = make(map[string]int32, len(ids))
 			texts = make([]string, tab.size())
 			for _, id := range ids {
@@ -121,4 +112,65 @@ func BenchmarkVocabLookup(b *testing.B) {
 		b.ReportMetric(mb, "MB-kept")
 		runtime.KeepAlive(texts)
 	})
+}
+
+// BenchmarkMergeLookup compares mergeTable with the map[uint64]mergeRule
+// it replaced, on Qwen3's merges: every merge's pair (hits) and as many
+// pairs that are not merges (misses); time per lookup and heap kept.
+func BenchmarkMergeLookup(b *testing.B) {
+	tok, err := Load(fixturePath(b, "qwen3"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	mt := tok.(*bpe).merges
+	rng := rand.New(rand.NewPCG(2, 2))
+	var keys []uint64
+	for _, k := range mt.pairs {
+		keys = append(keys, k, pairKey(int32(rng.IntN(150000)), int32(rng.IntN(150000))))
+	}
+	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	lookups := func(b *testing.B, get func(uint64) bool) {
+		n := 0
+		for b.Loop() {
+			for _, k := range keys {
+				if get(k) {
+					n++
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/lookup")
+	}
+	b.Run("table", func(b *testing.B) {
+		var t2 *mergeTable
+		mb := heapKept(func() {
+			t2 = newMergeTable(mt.len())
+			for j, k := range mt.pairs {
+				t2.add(k, mt.ids[j])
+			}
+		})
+		lookups(b, func(k uint64) bool { _, ok := t2.get(k); return ok })
+		b.ReportMetric(mb, "MB-kept")
+	})
+	b.Run("map", func(b *testing.B) {
+		var m map[uint64]mergeRule
+		mb := heapKept(func() {
+			m = make(map[uint64]mergeRule, mt.len())
+			for j, k := range mt.pairs {
+				m[k] = mergeRule{rank: int32(j), id: mt.ids[j]}
+			}
+		})
+		lookups(b, func(k uint64) bool { _, ok := m[k]; return ok })
+		b.ReportMetric(mb, "MB-kept")
+	})
+}
+
+// heapKept returns the megabytes of heap that build leaves live.
+func heapKept(build func()) float64 {
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	build()
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	return float64(m1.HeapAlloc-m0.HeapAlloc) / 1e6
 }
