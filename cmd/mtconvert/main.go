@@ -9,7 +9,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -65,6 +67,9 @@ func convertAll(ctx context.Context, s command.Streams, opts *convert.Options, v
 	}
 	stop, _, release := command.Interrupts(ctx, s.Signals)
 	defer release()
+	if limitMemory(opts, os.Getenv) > 0 {
+		defer debug.SetMemoryLimit(math.MaxInt64)
+	}
 	sum, err := convert.Run(stop, *opts, convert.JSONL(out))
 	if cerr := out.Close(); err == nil && cerr != nil {
 		err = cerr

@@ -3,10 +3,16 @@ package convert
 import (
 	"bytes"
 	stdjson "encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/bytedance/sonic"
 	jsonv2 "github.com/go-json-experiment/json"
@@ -76,8 +82,13 @@ func benchRecords(t testing.TB) [][]byte {
 	if _, err := genShareGPT(&buf, 1<<20, 3, false); err != nil {
 		t.Fatal(err)
 	}
+	return recordLines(buf.Bytes())
+}
+
+// recordLines splits JSONL into its non-empty lines.
+func recordLines(data []byte) [][]byte {
 	var recs [][]byte
-	for line := range bytes.Lines(buf.Bytes()) {
+	for line := range bytes.Lines(data) {
 		if line = bytes.TrimSpace(line); len(line) > 0 {
 			recs = append(recs, line)
 		}
@@ -85,31 +96,112 @@ func benchRecords(t testing.TB) [][]byte {
 	return recs
 }
 
-// BenchmarkScanJSON compares decoding one ShareGPT record (2–10 turns,
-// about 4 KB) with the converter's hand-written scanner and with JSON
-// libraries (MB/s of input):
+// nonASCIIRecords returns ShareGPT records with long texts that are mostly
+// not ASCII (Chinese with emoji, markdown and escaped quotes and newlines),
+// written as raw UTF-8 or, when escaped, with \uXXXX escapes as Python's
+// json.dump writes them (ShareGPT dumps come both ways).
+func nonASCIIRecords(t testing.TB, escaped bool) [][]byte {
+	rng := rand.New(rand.NewPCG(4, 4))
+	pieces := []string{"你好", "世界", "模型", "推理", "服务器", "请求", "数据", "😀", "🚀", "。", "，", "`code`", "\n", "\"quoted\"", " ", "é", "ü", "—"}
+	var recs [][]byte
+	for i := range 200 {
+		rec := map[string]any{"id": fmt.Sprintf("zh%d_0", i)}
+		var msgs []map[string]string
+		for m := range 2 + rng.IntN(8) {
+			var sb strings.Builder
+			for range 100 + rng.IntN(1500) {
+				sb.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+			from := "human"
+			if m%2 == 1 {
+				from = "gpt"
+			}
+			msgs = append(msgs, map[string]string{"from": from, "value": sb.String()})
+		}
+		rec["conversations"] = msgs
+		var buf bytes.Buffer
+		enc := stdjson.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(rec); err != nil {
+			t.Fatal(err)
+		}
+		line := bytes.TrimSpace(buf.Bytes())
+		if escaped {
+			line = asciiEscape(line)
+		}
+		recs = append(recs, line)
+	}
+	return recs
+}
+
+// asciiEscape rewrites the non-ASCII characters of a JSON document as
+// \uXXXX escapes (surrogate pairs above U+FFFF).
+func asciiEscape(b []byte) []byte {
+	var out []byte
+	for _, r := range string(b) {
+		switch {
+		case r < utf8.RuneSelf:
+			out = append(out, byte(r))
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, "\\u%04x\\u%04x", r1, r2)
+		default:
+			out = fmt.Appendf(out, "\\u%04x", r)
+		}
+	}
+	return out
+}
+
+// benchInputs are the record sets BenchmarkScanJSON decodes: generated
+// English records, long non-ASCII texts raw and escaped, and the real
+// ShareGPT records of testdata (extra per-turn fields, Chinese/English
+// mixes, empty values).
+func benchInputs(t testing.TB) []struct {
+	name string
+	recs [][]byte
+} {
+	quirks, err := os.ReadFile(quirksFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []struct {
+		name string
+		recs [][]byte
+	}{
+		{"generated", benchRecords(t)},
+		{"non-ascii", nonASCIIRecords(t, false)},
+		{"non-ascii-escaped", nonASCIIRecords(t, true)},
+		{"real-quirks", recordLines(quirks)},
+	}
+}
+
+// BenchmarkScanJSON compares decoding one ShareGPT record with the
+// converter's hand-written scanner and with JSON libraries (MB/s of input,
+// CPU ns per record), on each of benchInputs:
 //
 //	go test -run '^$' -bench ScanJSON -benchmem ./internal/convert/
 func BenchmarkScanJSON(b *testing.B) {
-	recs := benchRecords(b)
-	size := 0
-	for _, r := range recs {
-		size += len(r)
-	}
-	for _, lib := range scanLibs {
-		b.Run(lib.name, func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(size / len(recs)))
-			cpu := cpuTime()
-			i := 0
-			for b.Loop() {
-				if _, err := lib.decode(recs[i%len(recs)]); err != nil {
-					b.Fatal(err)
+	for _, in := range benchInputs(b) {
+		recs := in.recs
+		size := 0
+		for _, r := range recs {
+			size += len(r)
+		}
+		for _, lib := range scanLibs {
+			b.Run(in.name+"/"+lib.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(size / len(recs)))
+				cpu := cpuTime()
+				i := 0
+				for b.Loop() {
+					if _, err := lib.decode(recs[i%len(recs)]); err != nil {
+						b.Fatal(err)
+					}
+					i++
 				}
-				i++
-			}
-			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
-		})
+				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+			})
+		}
 	}
 }
 
@@ -117,7 +209,10 @@ func BenchmarkScanJSON(b *testing.B) {
 // message texts, so the benchmark compares equal work.
 func TestScanLibsAgree(t *testing.T) {
 	t.Parallel()
-	recs := benchRecords(t)[:50]
+	var recs [][]byte
+	for _, in := range benchInputs(t) {
+		recs = append(recs, in.recs[:min(50, len(in.recs))]...)
+	}
 	for _, r := range recs {
 		want, err := scanLibs[0].decode(r)
 		if err != nil {

@@ -275,7 +275,7 @@ func (r *runner) write(it item) {
 	if last := c.Messages[len(c.Messages)-1]; last.Role == conv.RoleUser {
 		s.EndsWithUser++
 	}
-	s.Turns = append(s.Turns, turns)
+	s.Turns.Add(turns)
 	s.Written++
 	r.out.add(c)
 }
@@ -283,6 +283,45 @@ func (r *runner) write(it item) {
 // tokenStats are the token counts of written conversations, in order.
 type tokenStats struct {
 	user, assistant, conversation []int
+}
+
+// tokenizerMemoryLimit is the soft memory limit of a streaming run that
+// counts tokens (see MemoryLimit).
+const tokenizerMemoryLimit = 48 << 20
+
+// MemoryLimit returns the soft limit, in bytes, that a tool should give the
+// Go runtime's heap for a run with these options (runtime/debug's
+// SetMemoryLimit), or 0 for none. A streaming run with a tokenizer holds
+// about 25 MB (the tokenizer, its piece cache and the pipeline's chunks),
+// and the collector's default of twice the live heap then takes the
+// process to about 66 MB; 48 MiB keeps it near 52 MB for a third more
+// collections. A run that holds conversations (--max-items, --parts all)
+// gets none: its heap grows with the input, and a limit below it would
+// only make the collector run without end.
+func (o *Options) MemoryLimit() int64 {
+	if o.Tokenizer == nil || o.MaxItems > 0 || o.Parts == PartsAll {
+		return 0
+	}
+	return tokenizerMemoryLimit
+}
+
+// tokenCounts are the distributions of token counts of written
+// conversations.
+type tokenCounts struct {
+	user, assistant, conversation Counts
+}
+
+// add counts the values of ts.
+func (c *tokenCounts) add(ts *tokenStats) {
+	for _, n := range ts.user {
+		c.user.Add(n)
+	}
+	for _, n := range ts.assistant {
+		c.assistant.Add(n)
+	}
+	for _, n := range ts.conversation {
+		c.conversation.Add(n)
+	}
 }
 
 // countTokens fills c's message token counts and assistant output

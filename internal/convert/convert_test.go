@@ -383,8 +383,8 @@ func TestTokenizer(t *testing.T) {
 		}
 		total += want
 	}
-	if len(sum.ConversationTokens) != 1 || sum.ConversationTokens[0] != total || len(sum.UserTokens) != 1 || len(sum.AssistantTokens) != 1 {
-		t.Errorf("token stats %v %v %v", sum.ConversationTokens, sum.UserTokens, sum.AssistantTokens)
+	if sum.ConversationTokens.Len() != 1 || sum.ConversationTokens.Max() != total || sum.UserTokens.Len() != 1 || sum.AssistantTokens.Len() != 1 {
+		t.Errorf("token stats %+v %+v %+v", sum.ConversationTokens, sum.UserTokens, sum.AssistantTokens)
 	}
 	// Without a tokenizer no target lengths are invented.
 	convs, _, _, _ = convertString(t, Options{}, sg("a", "human", "hello", "gpt", "hi"))

@@ -116,9 +116,7 @@ func (r *runner) run(ctx context.Context) error {
 	cancel()
 	wg.Wait()
 	ts, werr := r.out.close()
-	r.sum.UserTokens = append(r.sum.UserTokens, ts.user...)
-	r.sum.AssistantTokens = append(r.sum.AssistantTokens, ts.assistant...)
-	r.sum.ConversationTokens = append(r.sum.ConversationTokens, ts.conversation...)
+	r.sum.UserTokens, r.sum.AssistantTokens, r.sum.ConversationTokens = ts.user, ts.assistant, ts.conversation
 	if werr != nil {
 		// Every conversation written precedes the point where convert
 		// stopped, so the write error came first.
@@ -321,7 +319,7 @@ type output struct {
 	written chan struct{}  // closed when the writer is done
 	failed  chan struct{}  // closed at the first write error
 	err     error          // the first write error; read after failed
-	tokens  tokenStats     // owned by the writer until written
+	tokens  tokenCounts    // owned by the writer until written
 }
 
 // batch is the conversations written while converting one chunk.
@@ -415,9 +413,7 @@ func (o *output) write() {
 		if o.err != nil {
 			continue
 		}
-		o.tokens.user = append(o.tokens.user, b.tokens.user...)
-		o.tokens.assistant = append(o.tokens.assistant, b.tokens.assistant...)
-		o.tokens.conversation = append(o.tokens.conversation, b.tokens.conversation...)
+		o.tokens.add(&b.tokens)
 		err := o.writeBatch(b)
 		if err != nil {
 			o.err = err
@@ -450,7 +446,7 @@ func (o *output) writeBatch(b *batch) error {
 
 // close waits until every batch handed on is written and returns the
 // token counts and the first write error.
-func (o *output) close() (tokenStats, error) {
+func (o *output) close() (tokenCounts, error) {
 	close(o.work)
 	close(o.ordered)
 	o.wg.Wait()

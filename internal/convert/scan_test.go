@@ -189,6 +189,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		`{"conversations":[{"from":"human","value":"q"},{"from":"function_call","value":"{\"name\":\"f\",\"arguments\":{\"a\":[1]}}"},{"from":"observation","value":"r"}],"tools":"[{\"name\":\"f\"}]","system":"s"}`,
 		`{"messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c"}],"tools":[{"type":"function"}],"system_prompt":null}`,
 		`{"conversations":null}`, `[]`, `{"conversations":[{"from":"alien","value":"x"}]}`, `{"id":{}}`,
+		"{\"id\":\"x\",\"conversations\":[{\"from\":\"human\",\"value\":\"你\xff好 é\xe4\xb8\\n\xed\xa0\x80 z\"}]}",
 	} {
 		f.Add([]byte(s))
 	}

@@ -3,6 +3,7 @@ package convert
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -42,12 +43,12 @@ type Summary struct {
 	System, User, Assistant, Tool int
 	EndsWithUser                  int
 	// Turns is the number of non-system messages per written conversation.
-	Turns []int
+	Turns Counts
 	// Tokenizer names the tokenizer of the token counts, "" if none.
 	Tokenizer string
 	// Token counts per user message, per assistant message and per
 	// conversation (all its messages), in written conversations.
-	UserTokens, AssistantTokens, ConversationTokens []int
+	UserTokens, AssistantTokens, ConversationTokens Counts
 }
 
 func newSummary() *Summary {
@@ -97,40 +98,102 @@ func (s *Summary) Write(w io.Writer) error {
 		return nil
 	}
 	fmt.Fprintf(w, "\n%-28s %8s %9s %8s %8s %8s %8s\n", "", "count", "mean", "p50", "p90", "p99", "max")
-	dist(w, "turns per conversation", s.Turns)
+	dist(w, "turns per conversation", &s.Turns)
 	if s.Tokenizer != "" {
-		dist(w, "tokens per user message", s.UserTokens)
-		dist(w, "tokens per assistant message", s.AssistantTokens)
-		dist(w, "tokens per conversation", s.ConversationTokens)
+		dist(w, "tokens per user message", &s.UserTokens)
+		dist(w, "tokens per assistant message", &s.AssistantTokens)
+		dist(w, "tokens per conversation", &s.ConversationTokens)
 		_, err := fmt.Fprintf(w, "tokens counted with %s\n", s.Tokenizer)
 		return err
 	}
 	return nil
 }
 
-func dist(w io.Writer, name string, v []int) {
-	if len(v) == 0 {
+func dist(w io.Writer, name string, c *Counts) {
+	n := c.Len()
+	if n == 0 {
 		fmt.Fprintf(w, "%-28s %8d %9s %8s %8s %8s %8s\n", name, 0, "-", "-", "-", "-", "-")
 		return
 	}
-	x := slices.Clone(v)
-	slices.Sort(x)
-	sum := 0.0
-	for _, n := range x {
-		sum += float64(n)
-	}
-	fmt.Fprintf(w, "%-28s %8d %9.1f %8.1f %8.1f %8.1f %8d\n", name, len(x), sum/float64(len(x)),
-		quantile(x, 0.5), quantile(x, 0.9), quantile(x, 0.99), x[len(x)-1])
+	fmt.Fprintf(w, "%-28s %8d %9.1f %8.1f %8.1f %8.1f %8d\n", name, n, c.Mean(),
+		c.Quantile(0.5), c.Quantile(0.9), c.Quantile(0.99), c.Max())
 }
 
-// quantile is the linear interpolation between order statistics of sorted
-// x (pandas' default, R type 7).
-func quantile(x []int, p float64) float64 {
-	h := float64(len(x)-1) * p
-	lo := math.Floor(h)
-	i := int(lo)
-	if i+1 >= len(x) {
-		return float64(x[len(x)-1])
+// Counts is an exact distribution of non-negative integers (turns, token
+// counts) kept as a count per value: its memory grows with the number of
+// distinct values, not with the number of conversations. The zero value
+// is empty.
+type Counts struct {
+	small []int64       // small[v]: how many times v was added, v < countsSmall
+	large map[int]int64 // the same for larger values
+	n     int
+	sum   float64
+	max   int
+}
+
+// countsSmall bounds the values counted in Counts.small (128 KB at most).
+const countsSmall = 1 << 14
+
+// Add counts v once; a negative v counts as 0.
+func (c *Counts) Add(v int) {
+	v = max(v, 0)
+	if v < countsSmall {
+		if v >= len(c.small) {
+			c.small = append(c.small, make([]int64, max(v+1, 2*len(c.small))-len(c.small))...)
+			c.small = c.small[:min(cap(c.small), countsSmall)]
+		}
+		c.small[v]++
+	} else {
+		if c.large == nil {
+			c.large = map[int]int64{}
+		}
+		c.large[v]++
 	}
-	return float64(x[i]) + (h-lo)*float64(x[i+1]-x[i])
+	c.n++
+	c.sum += float64(v)
+	c.max = max(c.max, v)
+}
+
+// Len returns the number of values added.
+func (c *Counts) Len() int { return c.n }
+
+// Mean returns the mean of the values, NaN if none.
+func (c *Counts) Mean() float64 { return c.sum / float64(c.n) }
+
+// Max returns the largest value, 0 if none.
+func (c *Counts) Max() int { return c.max }
+
+// Quantile is the linear interpolation between order statistics (pandas'
+// default, R type 7), as over the sorted values; NaN if none.
+func (c *Counts) Quantile(p float64) float64 {
+	if c.n == 0 {
+		return math.NaN()
+	}
+	h := float64(c.n-1) * p
+	lo := math.Floor(h)
+	i := int64(lo)
+	if i+1 >= int64(c.n) {
+		return float64(c.max)
+	}
+	x, y := c.nth(i), c.nth(i+1)
+	return float64(x) + (h-lo)*float64(y-x)
+}
+
+// nth returns the value of rank i (0-based) in sorted order.
+func (c *Counts) nth(i int64) int {
+	for v, k := range c.small {
+		if i < k {
+			return v
+		}
+		i -= k
+	}
+	large := slices.Sorted(maps.Keys(c.large))
+	for _, v := range large {
+		if k := c.large[v]; i < k {
+			return v
+		} else {
+			i -= k
+		}
+	}
+	return c.max
 }

@@ -15,13 +15,12 @@ import (
 // applied once, to the vocabulary, when the file is loaded.
 type bpe struct {
 	name         string
-	vocab        map[string]int32 // raw bytes of a token -> id
-	byteID       [256]int32       // id of each single byte, -1 if none
-	merges       map[uint64]mergeRule
+	vocab        *tokenTable // raw bytes of a token <-> id; the text of each id
+	byteID       [256]int32  // id of each single byte, -1 if none
+	merges       *mergeTable
 	rankMerges   bool // tiktoken: merge by the rank of the pair's bytes in vocab, not by merges
 	ignoreMerges bool
-	unkID        int32 // -1 if the model has no unk_token
-	idText       []string
+	unkID        int32               // -1 if the model has no unk_token
 	normalize    func(string) string // nil if the model has no normalizer
 	pre          pipeline
 	added        []addedToken
@@ -52,7 +51,7 @@ func newBPE(f *hfFile, name string) (*bpe, error) {
 	if m.Type != "" && m.Type != "BPE" {
 		return nil, fmt.Errorf("model.type: unsupported model %q (only BPE)", m.Type)
 	}
-	if m.Vocab == nil {
+	if m.vocab == nil {
 		return nil, fmt.Errorf("model.vocab: missing")
 	}
 	if m.Dropout != nil && *m.Dropout > 0 {
@@ -66,8 +65,7 @@ func newBPE(f *hfFile, name string) (*bpe, error) {
 	}
 	t := &bpe{
 		name:         name,
-		vocab:        make(map[string]int32, len(m.Vocab)),
-		merges:       make(map[uint64]mergeRule, len(m.Merges)),
+		merges:       newMergeTable(m.merges.len()),
 		ignoreMerges: m.IgnoreMerges,
 		unkID:        -1,
 		cache:        newPieceCache(),
@@ -101,67 +99,73 @@ func newBPE(f *hfFile, name string) (*bpe, error) {
 		t.normalize = fn
 	}
 
-	// Vocabulary, keyed by the raw bytes each token stands for.
-	maxID := -1
-	for tok, id := range m.Vocab {
-		if id < 0 || id >= 1<<31-1 {
-			return nil, fmt.Errorf("model.vocab: token %q: id %d out of range", tok, id)
-		}
-		maxID = max(maxID, id)
-	}
+	// Vocabulary: keyed by the raw bytes each token stands for; the text
+	// of an id is those bytes, or an added token's content.
+	v := m.vocab
+	maxID := v.maxID
 	for _, a := range f.AddedTokens {
 		if a.ID != nil {
 			if *a.ID < 0 || *a.ID >= 1<<31-1 {
 				return nil, fmt.Errorf("added_tokens: token %q: id %d out of range", a.Content, *a.ID)
 			}
-			maxID = max(maxID, *a.ID)
+			maxID = max(maxID, int32(*a.ID))
 		}
 	}
-	if maxID >= 1<<24 {
+	if maxID >= maxTableID {
 		return nil, fmt.Errorf("model.vocab: id %d too large", maxID)
 	}
-	t.idText = make([]string, maxID+1)
-	for tok, id := range m.Vocab {
-		if raw, ok := byteLevelDecode(tok); ok {
-			t.vocab[string(raw)] = int32(id)
-			t.idText[id] = string(raw)
-		} else {
-			t.idText[id] = tok
+	for _, a := range f.AddedTokens {
+		if a.Content != "" && a.ID != nil {
+			v.b.text(int32(*a.ID), []byte(a.Content))
 		}
+	}
+	var err error
+	if t.vocab, err = v.b.build(maxID); err != nil {
+		return nil, fmt.Errorf("model.vocab: %w", err)
+	}
+	v.b = tableBuilder{} // garbage from here on
+	// byLevel returns the id of a token written as in tokenizer.json.
+	var raw []byte
+	byLevel := func(tok []byte) (int32, bool) {
+		var ok bool
+		if raw, ok = appendByteLevelDecode(raw[:0], tok); ok {
+			return t.vocab.lookup(string(raw))
+		}
+		id, ok := v.odd[string(tok)]
+		return id, ok
 	}
 	for b := range 256 {
 		t.byteID[b] = -1
-		if id, ok := m.Vocab[string(byteToRune[b])]; ok {
-			t.byteID[b] = int32(id)
+		if id, ok := t.vocab.lookup(string([]byte{byte(b)})); ok {
+			t.byteID[b] = id
 		}
 	}
 	if m.UnkToken != nil {
-		if id, ok := m.Vocab[*m.UnkToken]; ok {
-			t.unkID = int32(id)
+		if id, ok := byLevel([]byte(*m.UnkToken)); ok {
+			t.unkID = id
 		}
 	}
 
 	// Merges, in rank order.
-	for i, raw := range m.Merges {
-		a, b, err := parseMerge(raw)
-		if err != nil {
-			return nil, fmt.Errorf("model.merges[%d]: %w", i, err)
-		}
-		ida, oka := m.Vocab[a]
-		idb, okb := m.Vocab[b]
-		idm, okm := m.Vocab[a+b]
+	if m.merges.len() >= maxTableID {
+		return nil, fmt.Errorf("model.merges: %d merges, at most %d supported", m.merges.len(), maxTableID-1)
+	}
+	var ab []byte
+	for i := range m.merges.len() {
+		a, b := m.merges.pair(i)
+		ida, oka := byLevel(a)
+		idb, okb := byLevel(b)
+		ab = append(append(ab[:0], a...), b...)
+		idm, okm := byLevel(ab)
 		switch {
 		case !oka:
 			return nil, fmt.Errorf("model.merges[%d]: token %q not in vocab", i, a)
 		case !okb:
 			return nil, fmt.Errorf("model.merges[%d]: token %q not in vocab", i, b)
 		case !okm:
-			return nil, fmt.Errorf("model.merges[%d]: merged token %q not in vocab", i, a+b)
+			return nil, fmt.Errorf("model.merges[%d]: merged token %q not in vocab", i, ab)
 		}
-		k := pairKey(int32(ida), int32(idb))
-		if _, dup := t.merges[k]; !dup {
-			t.merges[k] = mergeRule{rank: int32(i), id: int32(idm)}
-		}
+		t.merges.add(pairKey(ida, idb), idm)
 	}
 
 	// Added tokens.
@@ -184,7 +188,6 @@ func newBPE(f *hfFile, name string) (*bpe, error) {
 			at.normalized = *a.Normalized
 		}
 		t.added = append(t.added, at)
-		t.idText[at.id] = at.content
 		if at.normalized && t.normalize != nil {
 			normToks = append(normToks, t.normalize(at.content))
 			t.normIdx = append(t.normIdx, len(t.added)-1)
@@ -319,7 +322,7 @@ func (t *bpe) encodePiece(p string, one *[1]int32, buf *[]int32) []int32 {
 		}
 	}
 	if t.ignoreMerges {
-		if id, ok := t.vocab[p]; ok {
+		if id, ok := t.vocab.lookup(p); ok {
 			one[0] = id
 			return one[:]
 		}
@@ -433,8 +436,8 @@ func isWordRune(r rune) bool {
 func (t *bpe) Decode(ids []int) string {
 	var sb strings.Builder
 	for _, id := range ids {
-		if id >= 0 && id < len(t.idText) {
-			sb.WriteString(t.idText[id])
+		if id >= 0 && id < t.vocab.size() {
+			sb.Write(t.vocab.text(int32(id)))
 		}
 	}
 	return sb.String()

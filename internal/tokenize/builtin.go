@@ -59,16 +59,15 @@ func newBuiltin(name string) (*bpe, error) {
 	}
 	t := &bpe{
 		name:         name,
-		vocab:        make(map[string]int32, maxID),
 		rankMerges:   true,
 		ignoreMerges: true,
 		unkID:        -1,
-		idText:       make([]string, maxID+1),
 		pre:          pipeline{&splitter{f: builtinSplit(name), behavior: behaviorIsolated}},
 		cache:        newPieceCache(),
 	}
 	// The codec knows no special tokens, so their ids fail to decode, as
 	// do unassigned ids.
+	var tb tableBuilder
 	one := make([]uint, 1)
 	for id := range maxID + 1 {
 		one[0] = uint(id)
@@ -76,14 +75,16 @@ func newBuiltin(name string) (*bpe, error) {
 		if err != nil || s == "" {
 			continue
 		}
-		if prev, dup := t.vocab[s]; dup {
-			return nil, fmt.Errorf("tokenizer %q: ids %d and %d are both %q", name, prev, id, s)
-		}
-		t.vocab[s] = int32(id)
-		t.idText[id] = s
+		tb.both(int32(id), []byte(s))
+	}
+	for s, id := range specials {
+		tb.text(int32(id), []byte(s))
+	}
+	if t.vocab, err = tb.build(int32(maxID)); err != nil {
+		return nil, fmt.Errorf("tokenizer %q: %w", name, err)
 	}
 	for b := range 256 {
-		id, ok := t.vocab[string([]byte{byte(b)})]
+		id, ok := t.vocab.lookup(string([]byte{byte(b)}))
 		if !ok {
 			return nil, fmt.Errorf("tokenizer %q: byte %#02x is not a token", name, b)
 		}
@@ -96,7 +97,6 @@ func newBuiltin(name string) (*bpe, error) {
 	slices.SortFunc(t.added, func(a, b addedToken) int { return cmp.Compare(a.id, b.id) })
 	var toks []string
 	for i, a := range t.added {
-		t.idText[a.id] = a.content
 		toks = append(toks, a.content)
 		t.rawIdx = append(t.rawIdx, i)
 	}

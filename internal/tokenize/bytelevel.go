@@ -7,10 +7,14 @@ import "unicode/utf8"
 // byte-level token is printable text in tokenizer.json.
 var byteToRune [256]rune
 
-// runeToByte inverts byteToRune.
-var runeToByte = map[rune]byte{}
+// runeToByte inverts byteToRune: runeToByte[r] is the byte of r, or -1
+// for a rune outside the byte alphabet (all of which are below 0x144).
+var runeToByte [0x144]int16
 
 func init() {
+	for i := range runeToByte {
+		runeToByte[i] = -1
+	}
 	n := 0
 	for b := 0; b < 256; b++ {
 		if (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF) {
@@ -19,22 +23,26 @@ func init() {
 			byteToRune[b] = rune(256 + n)
 			n++
 		}
-		runeToByte[byteToRune[b]] = byte(b)
+		runeToByte[byteToRune[b]] = int16(b)
 	}
 }
 
-// byteLevelDecode turns a byte-level token string back into the bytes it
-// stands for; ok is false if a character is outside the byte alphabet.
-func byteLevelDecode(tok string) (out []byte, ok bool) {
-	out = make([]byte, 0, len(tok))
-	for _, r := range tok {
-		b, in := runeToByte[r]
-		if !in {
-			return nil, false
+// appendByteLevelDecode appends to dst the bytes the byte-level token
+// string tok stands for; ok is false (and dst's extension garbage) if a
+// character is outside the byte alphabet.
+func appendByteLevelDecode(dst, tok []byte) (out []byte, ok bool) {
+	for i := 0; i < len(tok); {
+		r, n := rune(tok[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRune(tok[i:])
 		}
-		out = append(out, b)
+		if r >= rune(len(runeToByte)) || runeToByte[r] < 0 {
+			return dst, false
+		}
+		dst = append(dst, byte(runeToByte[r]))
+		i += n
 	}
-	return out, true
+	return dst, true
 }
 
 // byteLevelEncode maps raw bytes to their byte-level token string.

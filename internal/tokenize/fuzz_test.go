@@ -22,6 +22,9 @@ func FuzzParseJSON(f *testing.F) {
 	f.Add([]byte(`{"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":"(?<=a)b"},"behavior":"Contiguous"}]}}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"model":null}`))
+	f.Add([]byte(`{"model":{"vocab":{"a":0,"\u0100":1,"x y":2,"a":3},"merges":["a \u0100",["x y","a"]],"unk_token":"x y"},"decoder":{"type":"ByteLevel"}}`))
+	f.Add([]byte(`{"Model":{"VOCAB":{"a":0},"merges":null},"added_tokens":[{"id":0,"content":"a"}],"decoder":{"type":"ByteLevel"}} x`))
+	f.Add([]byte(`{"model":{"vocab":{"a":1.5}},"model":{}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tok, err := ParseJSON(data, "fuzz.json")
 		if err != nil {

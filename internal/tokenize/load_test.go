@@ -66,7 +66,7 @@ func TestLoadErrors(t *testing.T) {
 		{"x", `tokenizer "x": no such built-in encoding or file`, true},
 		{"o300k_base", `tokenizer "o300k_base": no such built-in encoding or file`, true},
 		{empty, "directory has no tokenizer.json", true},
-		{bad, bad + ":3:1: unexpected end of JSON input", false},
+		{bad, bad + ":2:12: model: want an object, got an array", false},
 	} {
 		_, err := Load(tc.spec)
 		if err == nil {

@@ -1,13 +1,80 @@
 package tokenize
 
-import "sync"
+import (
+	"math/bits"
+	"sync"
+)
 
 // mergeRule is the result of merging a pair of tokens: the merge's rank
 // (its line in merges; lower merges first) and the merged token's id.
 type mergeRule struct{ rank, id int32 }
 
-// pairKey packs two token ids into a merges map key.
+// pairKey packs two token ids into a merges key.
 func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
+
+// mergeTable maps pairs of token ids to their merges compactly: the pair
+// and merged id of each merge in rank order, and an open-addressing index
+// of the pairs. A merge's rank is its position in the table, which orders
+// merges as their lines in the file do. For Qwen3's 151k merges it keeps
+// 2.8 MB, against 4.2 MB for a map[uint64]mergeRule.
+type mergeTable struct {
+	slots []uint32 // 8 bits of the pair's hash above the merge's index+1; 0: empty
+	pairs []uint64 // pairKey of each merge
+	ids   []int32  // merged token of each merge
+	shift uint     // a pair's first slot is its hash's top bits
+}
+
+// newMergeTable returns a table for at most n merges (n < maxTableID).
+func newMergeTable(n int) *mergeTable {
+	size := max(8, 1<<bits.Len(uint(n+n/3))) // at most 3/4 full
+	return &mergeTable{
+		slots: make([]uint32, size),
+		pairs: make([]uint64, 0, n),
+		ids:   make([]int32, 0, n),
+		shift: uint(64 - bits.TrailingZeros(uint(size))),
+	}
+}
+
+// hashPair spreads a pair key over 64 bits (Fibonacci hashing).
+func hashPair(k uint64) uint64 { return k * 0x9E3779B97F4A7C15 }
+
+// add appends the merge of pair k into id, ranked after every merge added
+// before, unless k already has one.
+func (m *mergeTable) add(k uint64, id int32) {
+	h := hashPair(k)
+	tag := uint32(h>>16) << 24
+	mask := uint64(len(m.slots) - 1)
+	i := h >> m.shift
+	for ; m.slots[i] != 0; i = (i + 1) & mask {
+		if m.slots[i]&^maxTableID == tag && m.pairs[m.slots[i]&maxTableID-1] == k {
+			return
+		}
+	}
+	m.pairs = append(m.pairs, k)
+	m.ids = append(m.ids, id)
+	m.slots[i] = tag | uint32(len(m.pairs))
+}
+
+// get returns the merge of pair k.
+func (m *mergeTable) get(k uint64) (mergeRule, bool) {
+	h := hashPair(k)
+	tag := uint32(h>>16) << 24
+	mask := uint64(len(m.slots) - 1)
+	for i := h >> m.shift; ; i = (i + 1) & mask {
+		s := m.slots[i]
+		if s == 0 {
+			return mergeRule{}, false
+		}
+		if s&^maxTableID == tag {
+			if j := s&maxTableID - 1; m.pairs[j] == k {
+				return mergeRule{rank: int32(j), id: m.ids[j]}, true
+			}
+		}
+	}
+}
+
+// len returns the number of merges.
+func (m *mergeTable) len() int { return len(m.pairs) }
 
 // smallPiece is the symbol count up to which merge uses the quadratic
 // in-place algorithm; longer pieces use a heap.
@@ -16,7 +83,7 @@ const smallPiece = 96
 // merge applies the BPE merges to syms (token ids, one per byte), lowest
 // rank first and leftmost among equal ranks, and returns the final ids.
 // syms is overwritten.
-func merge(merges map[uint64]mergeRule, syms []int32) []int32 {
+func merge(merges *mergeTable, syms []int32) []int32 {
 	if len(syms) < 2 {
 		return syms
 	}
@@ -30,7 +97,7 @@ const noRank = int32(1<<31 - 1)
 
 // mergeSmall is merge for short pieces: a rank per adjacent pair, a linear
 // scan for the minimum, in-place removal.
-func mergeSmall(merges map[uint64]mergeRule, syms []int32) []int32 {
+func mergeSmall(merges *mergeTable, syms []int32) []int32 {
 	if len(syms) < 2 || len(syms) > smallPiece {
 		return mergeHeap(merges, syms)
 	}
@@ -39,7 +106,7 @@ func mergeSmall(merges map[uint64]mergeRule, syms []int32) []int32 {
 	ranks := rbuf[:len(syms)-1]
 	ids := ibuf[:len(syms)-1]
 	pair := func(i int) {
-		if r, ok := merges[pairKey(syms[i], syms[i+1])]; ok {
+		if r, ok := merges.get(pairKey(syms[i], syms[i+1])); ok {
 			ranks[i], ids[i] = r.rank, r.id
 		} else {
 			ranks[i] = noRank
@@ -87,7 +154,7 @@ func (c *mergeCand) key() uint64 { return uint64(uint32(c.rank))<<32 | uint64(ui
 
 // mergeHeap is merge for long pieces: a doubly linked list of symbols and
 // a heap of candidate pairs, O(n log n).
-func mergeHeap(merges map[uint64]mergeRule, syms []int32) []int32 {
+func mergeHeap(merges *mergeTable, syms []int32) []int32 {
 	n := len(syms)
 	if n < 2 {
 		return syms
@@ -106,7 +173,7 @@ func mergeHeap(merges map[uint64]mergeRule, syms []int32) []int32 {
 		if i < 0 || j < 0 {
 			return
 		}
-		if r, ok := merges[pairKey(syms[i], syms[j])]; ok {
+		if r, ok := merges.get(pairKey(syms[i], syms[j])); ok {
 			h = append(h, mergeCand{rank: r.rank, pos: i, left: syms[i], right: syms[j], id: r.id})
 		}
 	}
@@ -129,12 +196,12 @@ func mergeHeap(merges map[uint64]mergeRule, syms []int32) []int32 {
 			prev[next[j]] = i
 		}
 		if p := prev[i]; p >= 0 {
-			if r, ok := merges[pairKey(syms[p], syms[i])]; ok {
+			if r, ok := merges.get(pairKey(syms[p], syms[i])); ok {
 				h = heapPush(h, mergeCand{rank: r.rank, pos: p, left: syms[p], right: syms[i], id: r.id})
 			}
 		}
 		if k := next[i]; k >= 0 {
-			if r, ok := merges[pairKey(syms[i], syms[k])]; ok {
+			if r, ok := merges.get(pairKey(syms[i], syms[k])); ok {
 				h = heapPush(h, mergeCand{rank: r.rank, pos: i, left: syms[i], right: syms[k], id: r.id})
 			}
 		}
@@ -152,7 +219,7 @@ func mergeHeap(merges map[uint64]mergeRule, syms []int32) []int32 {
 // first, leftmost among equal ranks, until no concatenation is a token.
 // It returns the ids of the final parts. Unlike merge, it needs no merge
 // list: any two adjacent parts whose bytes together form a token merge.
-func mergeRanks(ranks map[string]int32, piece string, syms []int32) []int32 {
+func mergeRanks(ranks *tokenTable, piece string, syms []int32) []int32 {
 	if len(syms) < 2 {
 		return syms
 	}
@@ -164,7 +231,7 @@ func mergeRanks(ranks map[string]int32, piece string, syms []int32) []int32 {
 
 // mergeRanksSmall is mergeRanks for short pieces: part boundaries and a
 // rank per adjacent pair in arrays, a linear scan for the minimum.
-func mergeRanksSmall(ranks map[string]int32, piece string, syms []int32) []int32 {
+func mergeRanksSmall(ranks *tokenTable, piece string, syms []int32) []int32 {
 	n := len(syms)
 	if n < 2 || n > smallPiece || n != len(piece) {
 		return mergeRanksHeap(ranks, piece, syms)
@@ -177,7 +244,7 @@ func mergeRanksSmall(ranks map[string]int32, piece string, syms []int32) []int32
 	}
 	pr := rbuf[:n-1] // pr[i]: rank of parts i and i+1 merged
 	rank := func(i int) int32 {
-		if r, ok := ranks[piece[bounds[i]:bounds[i+2]]]; ok {
+		if r, ok := ranks.lookup(piece[bounds[i]:bounds[i+2]]); ok {
 			return r
 		}
 		return noRank
@@ -300,7 +367,7 @@ func (s *mergeScratch) links(n int) (next, prev []int32, alive []bool) {
 // mergeRanksHeap is mergeRanks for long pieces, O(n log n): parts are a
 // linked list indexed by their first byte, candidates a heap; a candidate
 // is stale when its parts changed since it was pushed.
-func mergeRanksHeap(ranks map[string]int32, piece string, syms []int32) []int32 {
+func mergeRanksHeap(ranks *tokenTable, piece string, syms []int32) []int32 {
 	n := len(syms)
 	if n < 2 || n != len(piece) {
 		return syms
@@ -327,7 +394,7 @@ func mergeRanksHeap(ranks map[string]int32, piece string, syms []int32) []int32 
 		if e < 0 {
 			return rankCand{}, false
 		}
-		r, ok := ranks[piece[i:e]]
+		r, ok := ranks.lookup(piece[i:e])
 		return rankCand{rank: r, pos: i, end: e}, ok
 	}
 	for i := range int32(n - 1) {

@@ -216,8 +216,21 @@ func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, doc, want string
 	}{
-		{"not json", "{\n\"model\": }", "synth.json:2:11: invalid character '}'"},
-		{"wrong type", `{"model": {"vocab": []}}`, "synth.json:1:22: json: cannot unmarshal array"},
+		{"not json", "{\n\"model\": }", "synth.json:2:10: model: missing value after object name"},
+		{"truncated", "{\n\"model\": {\"vocab\": {\"a\": 0,\n", "synth.json:3:1: model.vocab: unexpected end of JSON input"},
+		{"wrong type", `{"model": {"vocab": []}}`, "synth.json:1:21: model.vocab: want an object, got an array"},
+		{"vocab id not a number", `{"model": {"vocab": {"a": "0"}}}`, `synth.json:1:27: model.vocab: token "a": id "0": want an integer`},
+		{"vocab id negative", `{"model": {"vocab": {"a": -1}}}`, `synth.json:1:27: model.vocab: token "a": id -1: want an integer`},
+		{"vocab id fraction", `{"model": {"vocab": {"a": 1.5}}}`, `model.vocab: token "a": id 1.5: want an integer`},
+		{"duplicate token", `{"model": {"vocab": {"a": 0, "a": 1}}, "decoder": {"type": "ByteLevel"}}`, `synth.json: model.vocab: token "a": duplicate`},
+		{"merges not a list", strings.Replace(good, `"merges":[["a","b"]]`, `"merges":{}`, 1), "model.merges: want an array, got an object"},
+		{"merge pair of three", strings.Replace(good, `"merges":[["a","b"]]`, `"merges":[["a","b","c"]]`, 1), "model.merges[0]: want 2 tokens, got 3"},
+		{"merge number", strings.Replace(good, `"merges":[["a","b"]]`, `"merges":[["a","b"],7]`, 1), "model.merges[1]: want a string or a pair of strings, got a number"},
+		{"merge pair number", strings.Replace(good, `"merges":[["a","b"]]`, `"merges":[["a",1]]`, 1), "model.merges[0][1]: want a string, got a number"},
+		{"small field type", `{"model": {"type": 3}}`, `synth.json:1:20: model.type: cannot use number as string`},
+		{"added tokens type", `{"added_tokens": {}, "model": {}}`, `synth.json:1:18: added_tokens: cannot use object as`},
+		{"trailing data", `{"model": null} {}`, `synth.json:1:17: unexpected data after the top-level value`},
+		{"invalid utf-8", "{\"model\": {\"vocab\": {\"\xff\": 0}}}", "synth.json:1:23: model.vocab: invalid UTF-8"},
 		{"no model", `{}`, "model: missing"},
 		{"no vocab", `{"model": {"type": "BPE"}}`, "model.vocab: missing"},
 		{"wordpiece", `{"model": {"type": "WordPiece", "vocab": {}}}`, `unsupported model "WordPiece"`},

@@ -10,6 +10,7 @@ package tokenize
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,15 +107,19 @@ func load(spec, key string) (Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %q: %w", spec, err)
 	}
-	t, err := ParseJSON(data, path)
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
+	defer f.Close()
+	// Streamed: the file is never held whole in memory. An error's line
+	// and column are found by reading the file again.
+	return parseHF(f, path, func(off int64) string {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return path
+		}
+		return lineCol(path, f, off)
+	})
 }
 
 // resolvePath finds the tokenizer.json named by spec: the file itself, or
