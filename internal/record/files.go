@@ -122,6 +122,7 @@ func (f *Files) Scan() bool {
 			}
 			if err != nil {
 				f.fatal, f.err = err, err
+				f.closeAhead()
 				return false
 			}
 		}
@@ -145,6 +146,7 @@ func (f *Files) Scan() bool {
 		}
 		if err != nil {
 			f.fatal, f.err = err, err
+			f.closeAhead()
 			return false
 		}
 	}

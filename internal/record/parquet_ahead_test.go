@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -60,6 +61,21 @@ func TestFilesParquetAhead(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bad, "part-000003.parquet"), cut[:len(cut)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A part directory whose first part has its pages overwritten (a
+	// fatal error while the next part is being decoded ahead).
+	corrupt := writeParts(t, recs[:200], []int{100, 100}, 100)
+	first := filepath.Join(corrupt, "part-000000.parquet")
+	data, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	footer := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	for i := 4; i < (len(data)-8-footer)/3; i++ { // the first pages, not the page index
+		data[i] = 0xff
+	}
+	if err := os.WriteFile(first, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	sel, err := NewColumns("turn", "ttft_ns", "phase", "error_class", "retried", "itl_ns", "error")
 	if err != nil {
 		t.Fatal(err)
@@ -67,17 +83,23 @@ func TestFilesParquetAhead(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		paths []string
+		min   int // records and problems read at least
 	}{
-		{"directory", []string{dir}},
-		{"files after a directory", []string{"d=" + dir, single, other, jsonl, single}},
-		{"bad parts", []string{dir, bad, other}},
+		{"directory", []string{dir}, 900},
+		{"files after a directory", []string{"d=" + dir, single, other, jsonl, single}, 1300},
+		{"bad parts", []string{dir, bad, other}, 970},
+		{"corrupt part", []string{corrupt, other}, 0},
 	} {
 		for _, cols := range []*Columns{nil, sel} {
 			want, wantErr := filesTranscript(&Files{Paths: tc.paths, Columns: cols, sequential: true})
-			if len(want) < 700 {
-				t.Fatalf("%s: %d records", tc.name, len(want))
+			if len(want) < tc.min || (wantErr == "") != (tc.name != "bad parts" && tc.name != "corrupt part") {
+				t.Fatalf("%s: %d records, final error %q", tc.name, len(want), wantErr)
 			}
-			got, gotErr := filesTranscript(&Files{Paths: tc.paths, Columns: cols})
+			f := &Files{Paths: tc.paths, Columns: cols}
+			got, gotErr := filesTranscript(f)
+			if len(f.ahead) != 0 {
+				t.Errorf("%s: %d inputs left open ahead after the end", tc.name, len(f.ahead))
+			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("%s, columns %v: decoded ahead differs (-one by one +ahead):\n%s", tc.name, cols != nil, d)
 			}
