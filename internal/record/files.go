@@ -46,7 +46,8 @@ type Files struct {
 	// every field.
 	Columns *Columns
 
-	// sequential turns off parallel decoding (tests compare the two).
+	// sequential turns off parallel decoding of JSONL and decoding the
+	// next Parquet inputs ahead (tests compare the two).
 	sequential bool
 	// chunkSize overrides parChunkSize (tests use small chunks).
 	chunkSize int
@@ -54,13 +55,25 @@ type Files struct {
 	started bool
 	idx     int
 	queue   []Input // the parts of a directory input, still to read
-	dec     Decoder
-	closer  func() error
-	cut     func() error // the current input's Cut, nil if not compressed
-	file    string
-	label   string
+	source          // the current input
+	// ahead are the Parquet inputs after the current one, opened and
+	// being decoded ahead (see prefetch); noAhead is an input that could
+	// not be, left to open in turn.
+	ahead   []source
+	noAhead string
+	bufs    groupBufs // row-group buffers shared by the Parquet inputs
 	err     error
 	fatal   error
+}
+
+// source is an open input.
+type source struct {
+	dec    Decoder
+	closer func() error
+	cut    func() error // the input's Cut, nil if not compressed
+	path   string       // as given (Input.Path)
+	file   string
+	label  string
 }
 
 // Input is one parsed element of Files.Paths.
@@ -100,10 +113,16 @@ func (f *Files) Scan() bool {
 			}
 			in, err := f.nextInput()
 			if err == nil {
-				err = f.open(in)
+				if len(f.ahead) > 0 && f.ahead[0].path == in.Path {
+					f.source, f.ahead = f.ahead[0], f.ahead[1:]
+				} else {
+					f.closeAhead()
+					f.source, err = f.open(in)
+				}
 			}
 			if err != nil {
 				f.fatal, f.err = err, err
+				f.closeAhead()
 				return false
 			}
 		}
@@ -127,35 +146,42 @@ func (f *Files) Scan() bool {
 		}
 		if err != nil {
 			f.fatal, f.err = err, err
+			f.closeAhead()
 			return false
 		}
 	}
 }
 
-func (f *Files) open(in Input) error {
-	f.label = in.Label
+// open opens the input in and starts decoding it.
+func (f *Files) open(in Input) (source, error) {
+	s := source{path: in.Path, label: in.Label}
+	err := f.openInto(&s, in)
+	return s, err
+}
+
+func (f *Files) openInto(s *source, in Input) error {
 	if in.Path == "-" || in.Path == "" {
 		if f.Stdin == nil {
 			return errors.New("stdin: not available")
 		}
-		if f.Label() == "-" || f.label == "" {
-			f.label = "stdin"
+		if s.label == "-" || s.label == "" {
+			s.label = "stdin"
 		}
-		f.file = "stdin"
+		s.file = "stdin"
 		r, release, err := iox.DecompressToCut(f.Stdin)
 		if err != nil {
 			return fmt.Errorf("stdin: %w", err)
 		}
-		f.cut = r.Cut
+		s.cut = r.Cut
 		if isParquet(r) {
 			release()
 			return errors.New("stdin: Parquet cannot be read from a pipe (it needs random access); pass the file name")
 		}
-		f.dec = &JSONDecoder{name: "stdin", lines: jsonl.NewLines(r.Reader), cols: f.Columns}
-		f.closer = func() error { release(); return nil }
+		s.dec = &JSONDecoder{name: "stdin", lines: jsonl.NewLines(r.Reader), cols: f.Columns}
+		s.closer = func() error { release(); return nil }
 		return nil
 	}
-	f.file, f.cut = in.Path, nil
+	s.file = in.Path
 	fh, err := os.Open(in.Path)
 	if err != nil {
 		return err
@@ -163,19 +189,13 @@ func (f *Files) open(in Input) error {
 	head := make([]byte, 4)
 	n, _ := fh.ReadAt(head, 0)
 	if iox.Sniff(head[:n]) == iox.FormatParquet {
-		st, err := fh.Stat()
+		pd, err := f.parquetDecoder(fh, in.Path)
 		if err != nil {
 			fh.Close()
 			return err
 		}
-		pd, err := NewParquetDecoder(fh, st.Size(), in.Path)
-		if err != nil {
-			fh.Close()
-			return err
-		}
-		pd.cols = f.Columns
-		f.dec = pd
-		f.closer = func() error { pd.Close(); return fh.Close() }
+		s.dec = pd
+		s.closer = func() error { pd.Close(); return fh.Close() }
 		return nil
 	}
 	r, release, err := iox.DecompressToCut(fh)
@@ -183,7 +203,7 @@ func (f *Files) open(in Input) error {
 		fh.Close()
 		return fmt.Errorf("%s: %w", in.Path, err)
 	}
-	f.cut = r.Cut
+	s.cut = r.Cut
 	if isParquet(r) {
 		release()
 		fh.Close()
@@ -193,13 +213,13 @@ func (f *Files) open(in Input) error {
 	// (a shell's <(...)) may be live, and each record must come as soon
 	// as its line does.
 	if st, err := fh.Stat(); f.sequential || err != nil || !st.Mode().IsRegular() {
-		f.dec = &JSONDecoder{name: in.Path, lines: jsonl.NewLines(r.Reader), cols: f.Columns}
-		f.closer = func() error { release(); return fh.Close() }
+		s.dec = &JSONDecoder{name: in.Path, lines: jsonl.NewLines(r.Reader), cols: f.Columns}
+		s.closer = func() error { release(); return fh.Close() }
 		return nil
 	}
 	pd := newParallelJSONDecoder(r.Reader, in.Path, f.chunkSize, f.Columns)
-	f.dec = pd
-	f.closer = func() error { pd.Close(); release(); return fh.Close() }
+	s.dec = pd
+	s.closer = func() error { pd.Close(); release(); return fh.Close() }
 	return nil
 }
 
@@ -219,6 +239,7 @@ func (f *Files) Label() string { return f.label }
 
 // Close closes the current input, for callers that stop early.
 func (f *Files) Close() error {
+	f.closeAhead()
 	if f.dec == nil {
 		return nil
 	}
@@ -248,4 +269,108 @@ func isParquet(r io.Reader) bool {
 	}
 	head, _ := p.Peek(4)
 	return iox.Sniff(head) == iox.FormatParquet
+}
+
+// prefetch opens the Parquet inputs that follow the current one (and
+// those already opened ahead) and starts decoding their row groups, so
+// that decoding runs on while the current input is consumed: a part of a
+// directory holds a single row group, and without this each part's group
+// would be decoded while Scan waits. At most parquetAhead row groups are
+// under way across all inputs. An input that is not a regular Parquet
+// file, or fails to open, stops it; that input is opened in turn, its
+// errors reported then.
+func (f *Files) prefetch() {
+	if f.sequential {
+		return
+	}
+	room := parquetAhead
+	if pd, ok := f.dec.(*ParquetDecoder); ok {
+		room -= len(pd.ahead)
+	}
+	for _, s := range f.ahead {
+		pd := s.dec.(*ParquetDecoder)
+		room -= len(pd.ahead)
+		if len(pd.groups) > 0 {
+			return // that input has groups still to start: it goes first
+		}
+	}
+	for room > 0 {
+		in, ok := f.peekInput(len(f.ahead))
+		if !ok || in.Path == f.noAhead {
+			return
+		}
+		pd, closer := f.openParquet(in.Path)
+		if pd == nil {
+			f.noAhead = in.Path
+			return
+		}
+		f.ahead = append(f.ahead, source{dec: pd, closer: closer, path: in.Path, file: in.Path, label: in.Label})
+		room -= pd.launch(room)
+		if len(pd.groups) > 0 {
+			return
+		}
+	}
+}
+
+// peekInput returns the input k places after the current one without
+// consuming it, if it is known yet: a queued part, or the next path when
+// the queue is exhausted and that path is not a directory or stdin.
+func (f *Files) peekInput(k int) (Input, bool) {
+	if k < len(f.queue) {
+		return f.queue[k], true
+	}
+	if k > len(f.queue) || f.idx >= len(f.Paths) {
+		return Input{}, false
+	}
+	in := ParseInput(f.Paths[f.idx])
+	if in.Path == "-" || in.Path == "" || isDir(in.Path) {
+		return Input{}, false
+	}
+	return in, true
+}
+
+// openParquet opens path as a columnar Parquet file for prefetch; nil if
+// it is anything else or does not open.
+func (f *Files) openParquet(path string) (*ParquetDecoder, func() error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, nil
+	}
+	head := make([]byte, 4)
+	n, _ := fh.ReadAt(head, 0)
+	var pd *ParquetDecoder
+	if iox.Sniff(head[:n]) == iox.FormatParquet {
+		pd, err = f.parquetDecoder(fh, path)
+	}
+	if pd == nil || err != nil || pd.g != nil {
+		if pd != nil {
+			pd.Close()
+		}
+		fh.Close()
+		return nil, nil
+	}
+	return pd, func() error { pd.Close(); return fh.Close() }
+}
+
+// parquetDecoder returns a decoder of the Parquet file fh that reads
+// f.Columns into f's shared buffers and prefetches the inputs after it.
+func (f *Files) parquetDecoder(fh *os.File, path string) (*ParquetDecoder, error) {
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	pd, err := NewParquetDecoder(fh, st.Size(), path)
+	if err != nil {
+		return nil, err
+	}
+	pd.cols, pd.bufs, pd.idle = f.Columns, &f.bufs, f.prefetch
+	return pd, nil
+}
+
+// closeAhead closes the inputs opened ahead.
+func (f *Files) closeAhead() {
+	for _, s := range f.ahead {
+		s.closer()
+	}
+	f.ahead = nil
 }

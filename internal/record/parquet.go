@@ -147,15 +147,19 @@ type ParquetDecoder struct {
 	file     *parquet.File
 	groups   []parquet.RowGroup  // columnar mode: row groups left to read
 	ahead    []chan decodedGroup // columnar mode: row groups being decoded, in order
-	spare    [][]Record          // columnar mode: consumed buffers
-	buf      []Record
-	i, n     int
-	row      int
-	cur      *Record // in buf
-	rec      Record  // zero: Record before the first Scan
-	err      error
-	done     bool
-	total    int64
+	bufs     *groupBufs          // columnar mode: consumed buffers, maybe shared with other decoders
+	// idle, if set, is called when every row group of this file is being
+	// decoded and fewer than parquetAhead are under way: Files starts
+	// decoding the next part then (see Files.prefetch).
+	idle  func()
+	buf   []Record
+	i, n  int
+	row   int
+	cur   *Record // in buf
+	rec   Record  // zero: Record before the first Scan
+	err   error
+	done  bool
+	total int64
 }
 
 // NewParquetDecoder opens the Parquet file r of the given size; name is
@@ -170,7 +174,7 @@ func NewParquetDecoder(r io.ReaderAt, size int64, name string) (d *ParquetDecode
 	if err != nil {
 		return nil, fmt.Errorf("%s: parquet: %w", name, err)
 	}
-	d = &ParquetDecoder{name: name, total: f.NumRows()}
+	d = &ParquetDecoder{name: name, total: f.NumRows(), bufs: &groupBufs{}}
 	if columnarOK(f) {
 		d.file, d.groups = f, f.RowGroups()
 		schema := f.Schema()
@@ -235,7 +239,9 @@ func (d *ParquetDecoder) fill() (ok bool) {
 }
 
 // parquetAhead is how many row groups the columnar decoder decodes at
-// once, in the background, ahead of Scan.
+// once, in the background, the next one Scan takes included: while Scan
+// hands out the rows of one group, the next is decoded, whether in the
+// same file or in the next part of a directory (Files.prefetch).
 const parquetAhead = 2
 
 // decodedGroup is a row group decoded in the background.
@@ -246,36 +252,17 @@ type decodedGroup struct {
 
 // fillColumnar makes the next non-empty row group d.buf. Up to
 // parquetAhead row groups are decoded concurrently (columns and row groups
-// are independent); they are handed over in file order.
+// are independent), the next one to hand over included; they are handed
+// over in file order. Once the last row group is under way, the room left
+// goes to the next inputs (idle).
 func (d *ParquetDecoder) fillColumnar() bool {
 	if d.buf != nil {
-		d.spare, d.buf = append(d.spare, d.buf[:0]), nil
+		d.bufs.put(d.buf)
+		d.buf = nil
 	}
-	for len(d.ahead) < parquetAhead && len(d.groups) > 0 {
-		rg := d.groups[0]
-		d.groups = d.groups[1:]
-		n := int(rg.NumRows())
-		if n == 0 {
-			continue
-		}
-		var recs []Record
-		if k := len(d.spare) - 1; k >= 0 && cap(d.spare[k]) >= n {
-			recs, d.spare = d.spare[k][:n], d.spare[:k]
-		} else {
-			recs = make([]Record, n)
-		}
-		ch := make(chan decodedGroup, 1)
-		d.ahead = append(d.ahead, ch)
-		go func(f *parquet.File) {
-			defer func() {
-				if p := recover(); p != nil { // parquet-go panics on some malformed files
-					ch <- decodedGroup{err: fmt.Errorf("%v", p)}
-				}
-			}()
-			d.reset(recs) // a reused buffer holds the rows of an earlier group
-			err := readRowGroup(f, rg, recs, d.cols)
-			ch <- decodedGroup{recs: recs, err: err}
-		}(d.file)
+	d.launch(parquetAhead - len(d.ahead))
+	if len(d.groups) == 0 && len(d.ahead) < parquetAhead && d.idle != nil {
+		d.idle()
 	}
 	if len(d.ahead) == 0 {
 		d.done = true
@@ -292,6 +279,62 @@ func (d *ParquetDecoder) fillColumnar() bool {
 	}
 	d.buf, d.i, d.n = g.recs, 0, len(g.recs)
 	return true
+}
+
+// launch starts decoding up to room more row groups in the background and
+// returns how many it started.
+func (d *ParquetDecoder) launch(room int) int {
+	started := 0
+	for started < room && len(d.groups) > 0 {
+		rg := d.groups[0]
+		d.groups = d.groups[1:]
+		n := int(rg.NumRows())
+		if n == 0 {
+			continue
+		}
+		recs, used := d.bufs.get(n)
+		ch := make(chan decodedGroup, 1)
+		d.ahead = append(d.ahead, ch)
+		started++
+		go func(f *parquet.File, cols *Columns) {
+			defer func() {
+				if p := recover(); p != nil { // parquet-go panics on some malformed files
+					ch <- decodedGroup{err: fmt.Errorf("%v", p)}
+				}
+			}()
+			if used {
+				d.reset(recs) // a reused buffer holds the rows of an earlier group
+			}
+			err := readRowGroup(f, rg, recs, cols)
+			ch <- decodedGroup{recs: recs, err: err}
+		}(d.file, d.cols)
+	}
+	return started
+}
+
+// groupBufs keeps the buffers of consumed row groups for reuse, so that
+// reading the parts of a directory does not allocate (and page-fault in)
+// a new buffer per part. It is used only by the goroutine that calls Scan.
+type groupBufs struct{ free [][]Record }
+
+// get returns a buffer of n records: a kept one (used) or a new, zeroed one.
+func (b *groupBufs) get(n int) (recs []Record, used bool) {
+	for k := len(b.free) - 1; k >= 0; k-- {
+		if cap(b.free[k]) >= n {
+			recs = b.free[k][:n]
+			b.free = slices.Delete(b.free, k, k+1)
+			return recs, true
+		}
+	}
+	return make([]Record, n), false
+}
+
+// put keeps a consumed buffer; at most parquetAhead+1 are kept, as many
+// as are ever in use at once.
+func (b *groupBufs) put(recs []Record) {
+	if len(b.free) <= parquetAhead {
+		b.free = append(b.free, recs[:0])
+	}
 }
 
 // reset readies a buffer of records decoded before for the next row
@@ -331,8 +374,19 @@ func (d *ParquetDecoder) Record() *Record {
 // Err returns the problem with the last row, or a read error.
 func (d *ParquetDecoder) Err() error { return d.err }
 
-// Close releases the reader; it does not close the file.
+// Close releases the reader, after waiting for the row groups being
+// decoded ahead; it does not close the file.
 func (d *ParquetDecoder) Close() error {
+	for _, ch := range d.ahead {
+		if g := <-ch; g.recs != nil {
+			d.bufs.put(g.recs)
+		}
+	}
+	d.ahead, d.groups = nil, nil
+	if d.buf != nil && d.g == nil {
+		d.bufs.put(d.buf)
+		d.buf, d.cur = nil, nil
+	}
 	if d.g == nil {
 		return nil
 	}

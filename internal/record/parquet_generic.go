@@ -282,7 +282,7 @@ func (d *ParquetDecoder) fallBack() bool {
 		d.err, d.done = fmt.Errorf("%s: parquet: row %d: %w", d.name, d.row+1, err), true
 		return false
 	}
-	d.g, d.groups, d.ahead, d.spare = g, nil, nil, nil
+	d.g, d.groups, d.ahead = g, nil, nil
 	d.buf = make([]Record, parquetBatch)
 	return d.fill()
 }
