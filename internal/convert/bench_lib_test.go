@@ -19,6 +19,8 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	goccy "github.com/goccy/go-json"
+	goccyjsontext "github.com/goccy/go-json/jsontext"
+	goccyv2 "github.com/goccy/go-json/v2"
 	segjson "github.com/segmentio/encoding/json"
 )
 
@@ -61,6 +63,24 @@ var scanLibs = []struct {
 	{"sonic-strict", libTexts(sonicStrict.Unmarshal)},
 	{"segmentio", libTexts(segjson.Unmarshal)},
 	{"jsontext", jsontextTexts},
+	{"goccy-v2", libTexts(goccyV2Unmarshal)},
+	{"goccy-v2-presence", func(b []byte) ([]string, error) {
+		var r struct {
+			ID            stdjson.RawMessage `json:"id"`
+			Conversations []struct {
+				From  optString `json:"from"`
+				Value optString `json:"value"`
+			} `json:"conversations"`
+		}
+		if err := goccyV2Unmarshal(b, &r); err != nil {
+			return nil, err
+		}
+		texts := make([]string, len(r.Conversations))
+		for i, m := range r.Conversations {
+			texts[i] = m.Value.s
+		}
+		return texts, nil
+	}},
 }
 
 // jsontextPool holds the token decoders of jsontextTexts, reused across
@@ -146,6 +166,39 @@ func jsontextTexts(b []byte) ([]string, error) {
 // matched case-sensitively (the converter's keys are exact), control
 // characters rejected, strings copied out of the input buffer.
 var sonicStrict = sonic.Config{CaseSensitive: true, ValidateString: true, CopyString: true}.Froze()
+
+// goccyV2Unmarshal decodes by goccy's encoding/json/v2 API: exact key
+// names, set to accept what v1 accepts (invalid UTF-8 replaced, duplicate
+// names).
+func goccyV2Unmarshal(b []byte, v any) error {
+	return goccyv2.Unmarshal(b, v, goccyjsontext.AllowInvalidUTF8(true), goccyjsontext.AllowDuplicateNames(true))
+}
+
+// optString is a string member that records whether it was present and
+// whether it was null, which the converter's rules need; it decodes by
+// v2's streaming method, with no copy of the raw value.
+type optString struct {
+	s             string
+	present, null bool
+}
+
+// UnmarshalJSONFrom reads a string or null.
+func (o *optString) UnmarshalJSONFrom(d *goccyjsontext.Decoder) error {
+	o.present = true
+	t, err := d.ReadToken()
+	if err != nil {
+		return err
+	}
+	switch t.Kind() {
+	case 'n':
+		o.null = true
+		return nil
+	case '"':
+		o.s = t.String()
+		return nil
+	}
+	return fmt.Errorf("expected string, got JSON %s", t.Kind())
+}
 
 // benchDecoders are the hand-written decoders of the benchmark, reused.
 var benchDecoders = sync.Pool{New: func() any { return new(decoder) }}
@@ -360,6 +413,9 @@ func TestStructDecodeCannotKeepRules(t *testing.T) {
 		{"value null before content", sonicStrict.Unmarshal,
 			`{"conversations":[{"from":"human","value":null,"content":"x"}]}`,
 			`{"conversations":[{"from":"human","content":"x"}]}`, false},
+		{"goccy v2 from null", goccyV2Unmarshal,
+			`{"conversations":[{"from":null,"role":"user","value":"x"}]}`,
+			`{"conversations":[{"role":"user","value":"x"}]}`, true},
 		{"goccy case-insensitive key", goccy.Unmarshal,
 			`{"conversations":[{"From":"human","value":"x"}]}`,
 			`{"conversations":[{"from":"human","value":"x"}]}`, true},
