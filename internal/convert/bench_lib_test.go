@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,7 +17,10 @@ import (
 
 	"github.com/bytedance/sonic"
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	goccy "github.com/goccy/go-json"
+	goccyjsontext "github.com/goccy/go-json/jsontext"
+	goccyv2 "github.com/goccy/go-json/v2"
 	segjson "github.com/segmentio/encoding/json"
 )
 
@@ -56,7 +60,144 @@ var scanLibs = []struct {
 	{"std-v1", libTexts(stdjson.Unmarshal)},
 	{"json-v2", libTexts(func(b []byte, v any) error { return jsonv2.Unmarshal(b, v) })},
 	{"sonic", libTexts(sonic.Unmarshal)},
+	{"sonic-strict", libTexts(sonicStrict.Unmarshal)},
 	{"segmentio", libTexts(segjson.Unmarshal)},
+	{"jsontext", jsontextTexts},
+	{"goccy-v2", libTexts(goccyV2Unmarshal)},
+	{"goccy-v2-presence", func(b []byte) ([]string, error) {
+		var r struct {
+			ID            stdjson.RawMessage `json:"id"`
+			Conversations []struct {
+				From  optString `json:"from"`
+				Value optString `json:"value"`
+			} `json:"conversations"`
+		}
+		if err := goccyV2Unmarshal(b, &r); err != nil {
+			return nil, err
+		}
+		texts := make([]string, len(r.Conversations))
+		for i, m := range r.Conversations {
+			texts[i] = m.Value.s
+		}
+		return texts, nil
+	}},
+}
+
+// jsontextPool holds the token decoders of jsontextTexts, reused across
+// records as a decode worker would.
+var jsontextPool = sync.Pool{New: func() any { return new(jsontextDec) }}
+
+type jsontextDec struct {
+	r bytes.Reader
+	d jsontext.Decoder
+}
+
+// jsontextTexts decodes a ShareGPT record with the token API of
+// go-json-experiment (the future encoding/json/v2), set to accept what
+// encoding/json v1 accepts (invalid UTF-8, duplicate names). A token
+// decoder sees which keys are present and the kind of each value, which a
+// struct decode cannot tell apart (null from missing), so this is the
+// library route that could keep the converter's exact rules.
+func jsontextTexts(b []byte) ([]string, error) {
+	j := jsontextPool.Get().(*jsontextDec)
+	defer jsontextPool.Put(j)
+	j.r.Reset(b)
+	j.d.Reset(&j.r, jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	d := &j.d
+	if _, err := d.ReadToken(); err != nil { // {
+		return nil, err
+	}
+	var texts []string
+	for d.PeekKind() != '}' {
+		k, err := d.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		if k.String() != "conversations" {
+			if err := d.SkipValue(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if _, err := d.ReadToken(); err != nil { // [
+			return nil, err
+		}
+		for d.PeekKind() != ']' {
+			if _, err := d.ReadToken(); err != nil { // {
+				return nil, err
+			}
+			var value string
+			for d.PeekKind() != '}' {
+				k, err := d.ReadToken()
+				if err != nil {
+					return nil, err
+				}
+				switch name := k.String(); name {
+				case "from", "value":
+					t, err := d.ReadToken()
+					if err != nil {
+						return nil, err
+					}
+					if name == "value" {
+						value = t.String()
+					}
+				default:
+					if err := d.SkipValue(); err != nil {
+						return nil, err
+					}
+				}
+			}
+			if _, err := d.ReadToken(); err != nil { // }
+				return nil, err
+			}
+			texts = append(texts, value)
+		}
+		if _, err := d.ReadToken(); err != nil { // ]
+			return nil, err
+		}
+	}
+	if _, err := d.ReadToken(); err != nil { // }
+		return nil, err
+	}
+	return texts, nil
+}
+
+// sonicStrict is sonic set as close to encoding/json as it goes: keys
+// matched case-sensitively (the converter's keys are exact), control
+// characters rejected, strings copied out of the input buffer.
+var sonicStrict = sonic.Config{CaseSensitive: true, ValidateString: true, CopyString: true}.Froze()
+
+// goccyV2Unmarshal decodes by goccy's encoding/json/v2 API: exact key
+// names, set to accept what v1 accepts (invalid UTF-8 replaced, duplicate
+// names).
+func goccyV2Unmarshal(b []byte, v any) error {
+	return goccyv2.Unmarshal(b, v, goccyjsontext.AllowInvalidUTF8(true), goccyjsontext.AllowDuplicateNames(true))
+}
+
+// optString is a string member that records whether it was present and
+// whether it was null, which the converter's rules need; it decodes by
+// v2's streaming method, with no copy of the raw value.
+type optString struct {
+	s             string
+	present, null bool
+}
+
+// UnmarshalJSONFrom reads a string or null.
+func (o *optString) UnmarshalJSONFrom(d *goccyjsontext.Decoder) error {
+	o.present = true
+	t, err := d.ReadToken()
+	if err != nil {
+		return err
+	}
+	switch t.Kind() {
+	case 'n':
+		o.null = true
+		return nil
+	case '"':
+		o.s = t.String()
+		return nil
+	}
+	return fmt.Errorf("expected string, got JSON %s", t.Kind())
 }
 
 // benchDecoders are the hand-written decoders of the benchmark, reused.
@@ -240,4 +381,72 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// presenceMsg is a message as a struct decode sees it, with pointers so
+// that a missing key leaves nil.
+type presenceMsg struct {
+	From    *string `json:"from"`
+	Role    *string `json:"role"`
+	Value   *string `json:"value"`
+	Content *string `json:"content"`
+}
+
+// TestStructDecodeCannotKeepRules records why the converter does not
+// decode records into structs with a JSON library (see docs/mtconvert.md,
+// "Decoding"): a struct decode gives the same result for a key that is
+// null and a key that is missing, and goccy matches keys
+// case-insensitively, while the converter's rules tell them apart. Each
+// input below is decoded identically by the libraries to its twin, but
+// the converter gives a different record or an error.
+func TestStructDecodeCannotKeepRules(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		lib       func([]byte, any) error
+		in, twin  string
+		convError bool // the converter rejects in
+	}{
+		{"from null", sonicStrict.Unmarshal,
+			`{"conversations":[{"from":null,"role":"user","value":"x"}]}`,
+			`{"conversations":[{"role":"user","value":"x"}]}`, true},
+		{"value null before content", sonicStrict.Unmarshal,
+			`{"conversations":[{"from":"human","value":null,"content":"x"}]}`,
+			`{"conversations":[{"from":"human","content":"x"}]}`, false},
+		{"goccy v2 from null", goccyV2Unmarshal,
+			`{"conversations":[{"from":null,"role":"user","value":"x"}]}`,
+			`{"conversations":[{"role":"user","value":"x"}]}`, true},
+		{"goccy case-insensitive key", goccy.Unmarshal,
+			`{"conversations":[{"From":"human","value":"x"}]}`,
+			`{"conversations":[{"from":"human","value":"x"}]}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var a, b struct {
+				Conversations []presenceMsg `json:"conversations"`
+			}
+			if err := tc.lib([]byte(tc.in), &a); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.lib([]byte(tc.twin), &b); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("library tells %s from %s; the struct route may be possible now", tc.in, tc.twin)
+			}
+			var d1, d2 decoder
+			var r1, r2 record
+			err1 := d1.decode([]byte(tc.in), &r1)
+			err2 := d2.decode([]byte(tc.twin), &r2)
+			if err2 != nil {
+				t.Fatalf("twin: %v", err2)
+			}
+			if (err1 != nil) != tc.convError {
+				t.Fatalf("converter error = %v, want error %v", err1, tc.convError)
+			}
+			if err1 == nil && reflect.DeepEqual(r1.msgs, r2.msgs) {
+				t.Fatalf("converter reads %s and %s alike", tc.in, tc.twin)
+			}
+		})
+	}
 }
