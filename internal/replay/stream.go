@@ -88,14 +88,31 @@ type response struct {
 	Usage   *usage
 	Extra   json.RawMessage // top-level extras, JSON object
 	End     time.Time
+	// hint is how many token chunks the first choice is expected to
+	// stream (the request's max_tokens, capped): its ITL and content
+	// start with that room instead of growing chunk by chunk.
+	hint int
 }
+
+// maxHint caps response.hint, so that a large max_tokens with a short
+// answer costs no large allocation.
+const maxHint = 4096
+
+// bytesPerToken is the content room allowed per hinted token.
+const bytesPerToken = 4
 
 func (r *response) choice(i int) *choiceResult {
 	if i < 0 || i > 1024 {
 		i = 0
 	}
 	for len(r.Choices) <= i {
-		r.Choices = append(r.Choices, &choiceResult{Index: len(r.Choices)})
+		c := &choiceResult{Index: len(r.Choices)}
+		if c.Index == 0 && r.hint > 1 {
+			n := min(r.hint, maxHint)
+			c.ITL = make([]int64, 0, n-1)
+			c.Content = make([]byte, 0, n*bytesPerToken)
+		}
+		r.Choices = append(r.Choices, c)
 	}
 	return r.Choices[i]
 }
