@@ -506,3 +506,27 @@ func TestReadStreamHint(t *testing.T) {
 		})
 	}
 }
+
+// TestParseUsageAllocs checks that a chunk's usage object (sent in every
+// chunk with continuous_usage_stats) costs one allocation, whatever
+// fields it holds.
+func TestParseUsageAllocs(t *testing.T) {
+	for _, tc := range []struct{ name, chunk string }{
+		{"counts", `{"choices":[],"usage":{"prompt_tokens":120,"total_tokens":124,"completion_tokens":4}}`},
+		{"details", `{"choices":[],"usage":{"prompt_tokens":120,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":2}}}`},
+		{"nulls", `{"choices":[],"usage":{"prompt_tokens":null,"completion_tokens":4,"prompt_tokens_details":null}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf [4]fastChoice
+			d := []byte(tc.chunk)
+			allocs := testing.AllocsPerRun(100, func() {
+				if _, u, ok := parseFastChunk(d, buf[:0]); !ok || u == nil {
+					t.Fatalf("%s: not parsed", tc.chunk)
+				}
+			})
+			if allocs > 1 {
+				t.Errorf("%v allocations per usage object, want 1", allocs)
+			}
+		})
+	}
+}
