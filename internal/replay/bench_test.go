@@ -60,17 +60,19 @@ func BenchmarkReadStream(b *testing.B) {
 	for _, tc := range []struct {
 		name                    string
 		completions, continuous bool
+		hint                    int // response.hint: the request's max_tokens
 	}{
-		{"chat", false, false},
-		{"chat_continuous_usage", false, true},
-		{"completions", true, false},
+		{"chat", false, false, 0},
+		{"chat_hinted", false, false, n},
+		{"chat_continuous_usage", false, true, 0},
+		{"completions", true, false, 0},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			body := sseBody(n, tc.completions, tc.continuous)
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				var resp response
+				resp := response{hint: tc.hint}
 				if err := readStream(bytes.NewReader(body), &resp, time.Now); err != nil {
 					b.Fatal(err)
 				}

@@ -178,9 +178,10 @@ type attempt struct {
 // beforehand; the clock starts right before the request is written.
 //
 // session holds the headers that name the request's session or keep its
-// route (nil: none).
-func (c *client) do(ctx context.Context, body []byte, session http.Header, timeout time.Duration) *attempt {
-	a := &attempt{Resp: &response{}}
+// route (nil: none). hint is the request's max_tokens (0: none), how
+// many chunks the answer may stream.
+func (c *client) do(ctx context.Context, body []byte, session http.Header, timeout time.Duration, hint int) *attempt {
+	a := &attempt{Resp: &response{hint: hint}}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	head, useWire := c.wireFor(session)

@@ -53,7 +53,7 @@ func TestClientTransportChoice(t *testing.T) {
 				return
 			}
 			got = nil
-			a := c.do(context.Background(), []byte(`{"model":"m"}`), tc.session, 10*time.Second)
+			a := c.do(context.Background(), []byte(`{"model":"m"}`), tc.session, 10*time.Second, 0)
 			if a.Err != nil || a.Status != 200 {
 				t.Fatalf("attempt: status %d, %v", a.Status, a.Err)
 			}

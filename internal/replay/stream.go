@@ -88,14 +88,31 @@ type response struct {
 	Usage   *usage
 	Extra   json.RawMessage // top-level extras, JSON object
 	End     time.Time
+	// hint is how many token chunks the first choice is expected to
+	// stream (the request's max_tokens, capped): its ITL and content
+	// start with that room instead of growing chunk by chunk.
+	hint int
 }
+
+// maxHint caps response.hint, so that a large max_tokens with a short
+// answer costs no large allocation.
+const maxHint = 4096
+
+// bytesPerToken is the content room allowed per hinted token.
+const bytesPerToken = 4
 
 func (r *response) choice(i int) *choiceResult {
 	if i < 0 || i > 1024 {
 		i = 0
 	}
 	for len(r.Choices) <= i {
-		r.Choices = append(r.Choices, &choiceResult{Index: len(r.Choices)})
+		c := &choiceResult{Index: len(r.Choices)}
+		if c.Index == 0 && r.hint > 1 {
+			n := min(r.hint, maxHint)
+			c.ITL = make([]int64, 0, n-1)
+			c.Content = make([]byte, 0, n*bytesPerToken)
+		}
+		r.Choices = append(r.Choices, c)
 	}
 	return r.Choices[i]
 }
@@ -425,33 +442,42 @@ func (p *fastParser) usage() (*usage, bool) {
 	if p.null() {
 		return nil, true
 	}
-	u := &usage{}
+	b := &usageBlock{}
+	u := &b.u
 	ok := p.object(func(key []byte, ascii bool) bool {
 		switch string(key) {
 		case "prompt_tokens":
-			return p.int64Ptr(&u.PromptTokens)
+			return p.int64Ptr(&u.PromptTokens, &b.vals[0])
 		case "completion_tokens":
-			return p.int64Ptr(&u.CompletionTokens)
+			return p.int64Ptr(&u.CompletionTokens, &b.vals[1])
 		case "prompt_tokens_details":
-			return p.detail("cached_tokens", func(v *int64) { u.PromptTokensDetails = &promptDetails{v} })
+			return p.detail("cached_tokens", &b.vals[2], func(v *int64) { b.prompt = promptDetails{v}; u.PromptTokensDetails = &b.prompt })
 		case "completion_tokens_details":
-			return p.detail("reasoning_tokens", func(v *int64) { u.CompletionTokensDetails = &completionDetails{v} })
+			return p.detail("reasoning_tokens", &b.vals[3], func(v *int64) { b.completion = completionDetails{v}; u.CompletionTokensDetails = &b.completion })
 		}
 		return !foldsTo(key, ascii, "prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details") && p.skip(0)
 	})
 	return u, ok
 }
 
-// detail reads a usage details object (or null) whose one field of
-// interest is name; set gets that field when the object is there.
-func (p *fastParser) detail(name string, set func(*int64)) bool {
+// usageBlock is a parsed usage object together with the values and
+// details its pointers point at, so that a usage object in every chunk
+// (continuous_usage_stats) costs one allocation, not one per field.
+type usageBlock struct {
+	u          usage
+	vals       [4]int64 // prompt, completion, cached, reasoning tokens
+	prompt     promptDetails
+	completion completionDetails
+}
+
+func (p *fastParser) detail(name string, slot *int64, set func(*int64)) bool {
 	if p.null() {
 		return true
 	}
 	var v *int64
 	ok := p.object(func(key []byte, ascii bool) bool {
 		if string(key) == name {
-			return p.int64Ptr(&v)
+			return p.int64Ptr(&v, slot)
 		}
 		return !foldsTo(key, ascii, name) && p.skip(0)
 	})
@@ -495,8 +521,9 @@ func (p *fastParser) object(member func(key []byte, ascii bool) bool) bool {
 	}
 }
 
-// int64Ptr reads null (nil) or a plain integer that fits an int64.
-func (p *fastParser) int64Ptr(dst **int64) bool {
+// int64Ptr reads null (nil) or a plain integer that fits an int64; the
+// integer is stored in slot and *dst points at it.
+func (p *fastParser) int64Ptr(dst **int64, slot *int64) bool {
 	if p.null() {
 		*dst = nil
 		return true
@@ -509,7 +536,8 @@ func (p *fastParser) int64Ptr(dst **int64) bool {
 	if err != nil {
 		return false
 	}
-	*dst = &v
+	*slot = v
+	*dst = slot
 	return true
 }
 

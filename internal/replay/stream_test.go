@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -462,5 +463,70 @@ func TestSpecial8(t *testing.T) {
 		if got := special8(v); got != want {
 			t.Fatalf("%#016x: special %v, want %v", v, got, want)
 		}
+	}
+}
+
+// TestReadStreamHint checks that the max_tokens hint gives the first
+// choice its ITL and content room up front (no growth chunk by chunk), is
+// capped, and changes nothing the stream produces.
+func TestReadStreamHint(t *testing.T) {
+	t.Parallel()
+	const n = 100
+	body := sseBody(n, false, false)
+	plain := &response{}
+	if err := readStream(bytes.NewReader(body), plain, fakeClock()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name            string
+		hint            int
+		itlCap, textCap int // at least; 0: not checked
+	}{
+		{"none", 0, 0, 0},
+		{"one", 1, 0, 0},
+		{"exact", n, n - 1, n * bytesPerToken},
+		{"capped", 1 << 30, maxHint - 1, maxHint * bytesPerToken},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := &response{hint: tc.hint}
+			if err := readStream(bytes.NewReader(body), resp, fakeClock()); err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.Choices) != len(plain.Choices) {
+				t.Fatalf("%d choices, want %d", len(resp.Choices), len(plain.Choices))
+			}
+			got, want := resp.Choices[0], plain.Choices[0]
+			if string(got.Content) != string(want.Content) || got.Chunks != want.Chunks || !slices.Equal(got.ITL, want.ITL) ||
+				got.FinishReason != want.FinishReason || !got.FirstToken.Equal(want.FirstToken) || !resp.End.Equal(plain.End) {
+				t.Errorf("hinted stream differs: %+v, want %+v", got, want)
+			}
+			if tc.itlCap > 0 && (cap(got.ITL) != tc.itlCap || cap(got.Content) < tc.textCap) {
+				t.Errorf("room ITL %d, content %d; want %d, at least %d", cap(got.ITL), cap(got.Content), tc.itlCap, tc.textCap)
+			}
+		})
+	}
+}
+
+// TestParseUsageAllocs checks that a chunk's usage object (sent in every
+// chunk with continuous_usage_stats) costs one allocation, whatever
+// fields it holds.
+func TestParseUsageAllocs(t *testing.T) {
+	for _, tc := range []struct{ name, chunk string }{
+		{"counts", `{"choices":[],"usage":{"prompt_tokens":120,"total_tokens":124,"completion_tokens":4}}`},
+		{"details", `{"choices":[],"usage":{"prompt_tokens":120,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":2}}}`},
+		{"nulls", `{"choices":[],"usage":{"prompt_tokens":null,"completion_tokens":4,"prompt_tokens_details":null}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf [4]fastChoice
+			d := []byte(tc.chunk)
+			allocs := testing.AllocsPerRun(100, func() {
+				if _, u, ok := parseFastChunk(d, buf[:0]); !ok || u == nil {
+					t.Fatalf("%s: not parsed", tc.chunk)
+				}
+			})
+			if allocs > 1 {
+				t.Errorf("%v allocations per usage object, want 1", allocs)
+			}
+		})
 	}
 }

@@ -91,7 +91,7 @@ func (r *runner) runTurn(s *session) {
 	}
 	var a *attempt
 	for attempt := 0; ; attempt++ {
-		a = r.c.do(r.abort, body, o.sessionHeaders(s), o.timeoutFor(t.maxTokens))
+		a = r.c.do(r.abort, body, o.sessionHeaders(s), o.timeoutFor(t.maxTokens), t.maxTokens)
 		o.capture(s, a.Header)
 		if o.BackendHeader != "" {
 			info.backend = a.Header.Get(o.BackendHeader)
