@@ -9,9 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -21,6 +19,7 @@ import (
 	goccy "github.com/goccy/go-json"
 	goccyjsontext "github.com/goccy/go-json/jsontext"
 	goccyv2 "github.com/goccy/go-json/v2"
+	"github.com/mtkit/mtkit/internal/cputime"
 	segjson "github.com/segmentio/encoding/json"
 )
 
@@ -332,7 +331,7 @@ func BenchmarkScanJSON(b *testing.B) {
 			b.Run(in.name+"/"+lib.name, func(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(size / len(recs)))
-				cpu := cpuTime()
+				cpu := cputime.Process()
 				i := 0
 				for b.Loop() {
 					if _, err := lib.decode(recs[i%len(recs)]); err != nil {
@@ -340,7 +339,7 @@ func BenchmarkScanJSON(b *testing.B) {
 					}
 					i++
 				}
-				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}
@@ -371,16 +370,6 @@ func TestScanLibsAgree(t *testing.T) {
 			}
 		}
 	}
-}
-
-// cpuTime is the process's user+system CPU time: on a loaded, shared
-// machine CPU time per operation is steadier than wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // presenceMsg is a message as a struct decode sees it, with pointers so

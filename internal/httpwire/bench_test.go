@@ -7,9 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mtkit/mtkit/internal/cputime"
 )
 
 // cannedSSE is a streamed answer of n chunks, as the simulator sends it
@@ -105,18 +106,10 @@ func drain(b *testing.B, r io.ReadCloser, buf []byte) {
 // exchange) per operation as cpu-ns/op: steadier than wall time on a
 // shared machine. Call it after setup and defer what it returns.
 func reportCPU(b *testing.B) func() {
-	start := cpuTime()
+	start := cputime.Process()
 	return func() {
 		if b.N > 0 {
-			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-start)/float64(b.N), "cpu-ns/op")
 		}
 	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/mtkit/mtkit/internal/cputime"
 )
 
 // benchColumnSets are the field selections BenchmarkDecodeFiles reads:
@@ -94,7 +96,7 @@ func BenchmarkDecodeFiles(b *testing.B) {
 			}
 			b.Run(file+"/"+set.name, func(b *testing.B) {
 				b.ReportAllocs()
-				cpu := cpuTime()
+				cpu := cputime.Process()
 				n := 0
 				for b.Loop() {
 					fs := &Files{Paths: []string{files[file]}, Columns: cols}
@@ -109,7 +111,7 @@ func BenchmarkDecodeFiles(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "records/s")
-				b.ReportMetric(float64(n)/(cpuTime()-cpu).Seconds(), "records/cpu-s")
+				b.ReportMetric(float64(n)/(cputime.Process()-cpu).Seconds(), "records/cpu-s")
 			})
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/bytedance/sonic"
 	jsonv2 "github.com/go-json-experiment/json"
 	goccy "github.com/goccy/go-json"
+	"github.com/mtkit/mtkit/internal/cputime"
 	segjson "github.com/segmentio/encoding/json"
 )
 
@@ -65,7 +66,7 @@ func BenchmarkRecordJSON(b *testing.B) {
 	for _, lib := range jsonLibs {
 		b.Run("encode/"+lib.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu := cpuTime()
+			cpu := cputime.Process()
 			i := 0
 			for b.Loop() {
 				if _, err := lib.marshal(recs[i%len(recs)]); err != nil {
@@ -73,19 +74,19 @@ func BenchmarkRecordJSON(b *testing.B) {
 				}
 				i++
 			}
-			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 		b.Run("decode/"+lib.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(line)))
-			cpu := cpuTime()
+			cpu := cputime.Process()
 			for b.Loop() {
 				var r Record
 				if err := lib.unmarshal(line, &r); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

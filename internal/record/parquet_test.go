@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/mtkit/mtkit/internal/cputime"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -188,19 +188,19 @@ func BenchmarkDecode(b *testing.B) {
 	b.Run("jsonl", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(js)))
-		cpu := cpuTime()
+		cpu := cputime.Process()
 		for b.Loop() {
 			dec := NewJSONDecoder(bytes.NewReader(js), "b")
 			for dec.Scan() {
 			}
 		}
 		b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "records/s")
-		b.ReportMetric(float64(b.N*len(recs))/(cpuTime()-cpu).Seconds(), "records/cpu-s")
+		b.ReportMetric(float64(b.N*len(recs))/(cputime.Process()-cpu).Seconds(), "records/cpu-s")
 	})
 	b.Run("parquet", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(pq)))
-		cpu := cpuTime()
+		cpu := cputime.Process()
 		for b.Loop() {
 			dec, err := NewParquetDecoder(bytes.NewReader(pq), int64(len(pq)), "b")
 			if err != nil {
@@ -210,18 +210,8 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "records/s")
-		b.ReportMetric(float64(b.N*len(recs))/(cpuTime()-cpu).Seconds(), "records/cpu-s")
+		b.ReportMetric(float64(b.N*len(recs))/(cputime.Process()-cpu).Seconds(), "records/cpu-s")
 	})
-}
-
-// cpuTime is the process's user+system CPU time: under a shared, loaded
-// machine records per CPU-second is steadier than records per second.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestParquetColumnar checks that files written by ParquetEncoder take the

@@ -2,13 +2,13 @@ package replay
 
 import (
 	stdjson "encoding/json"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/bytedance/sonic"
 	jsonv2 "github.com/go-json-experiment/json"
 	goccy "github.com/goccy/go-json"
+	"github.com/mtkit/mtkit/internal/cputime"
 	segjson "github.com/segmentio/encoding/json"
 )
 
@@ -61,20 +61,20 @@ func BenchmarkChunkJSON(b *testing.B) {
 	for _, lib := range chunkLibs {
 		b.Run(lib.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu := cpuTime()
+			cpu := cputime.Process()
 			for b.Loop() {
 				if _, _, err := lib.decode(benchChunk); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 	b.Run("apply", func(b *testing.B) {
 		b.ReportAllocs()
 		now := time.Now()
 		var resp response
-		cpu := cpuTime()
+		cpu := cputime.Process()
 		for i := 0; b.Loop(); i++ {
 			if i%1000 == 0 {
 				resp = response{}
@@ -83,7 +83,7 @@ func BenchmarkChunkJSON(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 	})
 }
 
@@ -108,14 +108,4 @@ func TestChunkLibsAgree(t *testing.T) {
 			}
 		}
 	}
-}
-
-// cpuTime is the process's user+system CPU time: on a loaded, shared
-// machine CPU time per operation is steadier than wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

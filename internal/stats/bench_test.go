@@ -4,20 +4,10 @@ import (
 	"context"
 	"io"
 	"runtime"
-	"syscall"
 	"testing"
-	"time"
-)
 
-// cpuTime is the process's user+system CPU time: on a shared, loaded
-// machine records per CPU-second is steadier than records per second.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/mtkit/mtkit/internal/cputime"
+)
 
 // BenchmarkRun measures end-to-end summary throughput (read, decode,
 // accumulate, sort, render) in records per second, for JSONL and Parquet,
@@ -34,14 +24,14 @@ func BenchmarkRun(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			p := writeTemp(b, "r."+tc.name, tc.data)
 			b.SetBytes(int64(len(tc.data)))
-			cpu := cpuTime()
+			cpu := cputime.Process()
 			for b.Loop() {
 				if err := Run(context.Background(), Options{Inputs: []string{p}, Out: io.Discard, Err: io.Discard}); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "records/s")
-			b.ReportMetric(float64(b.N*len(recs))/(cpuTime()-cpu).Seconds(), "records/cpu-s")
+			b.ReportMetric(float64(b.N*len(recs))/(cputime.Process()-cpu).Seconds(), "records/cpu-s")
 		})
 	}
 	b.Run("heap", func(b *testing.B) {

@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/mtkit/mtkit/internal/cputime"
 )
 
 // benchCorpus returns about 2 MB of English: Newton's Opticks (shipped with
@@ -131,21 +131,12 @@ func BenchmarkEncodeNoSpace(b *testing.B) {
 				if _, err := Load(spec); err != nil { // loaded outside the timing
 					b.Fatal(err)
 				}
-				start := cpuTime()
+				start := cputime.Process()
 				benchTokens(b, spec, c.text, encodeLen)
 				// CPU time (all threads, GC included) is steadier than
 				// ns/op on a loaded machine.
-				b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(cputime.Process()-start)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}
-}
-
-// cpuTime is the user and system CPU time of the process so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
