@@ -59,14 +59,7 @@ func newClient(o *Options, concurrency int) *client {
 			URL: c.endpoint(), MaxIdle: concurrency + 16, IdleTimeout: 90 * time.Second,
 			DialTimeout: 10 * time.Second, KeepAlive: 30 * time.Second,
 		})
-		c.wireHeader = c.headers.Clone()
-		if c.wireHeader == nil {
-			c.wireHeader = http.Header{}
-		}
-		c.wireHeader.Set("Content-Type", "application/json")
-		if c.apiKey != "" {
-			c.wireHeader.Set("Authorization", "Bearer "+c.apiKey)
-		}
+		c.wireHeader = c.fixedHeader(true)
 		c.wireHead, c.wireOK = httpwire.Render(c.wireHeader)
 	}
 	return c
@@ -116,18 +109,26 @@ func (c *client) newRequest(ctx context.Context, method, url string, body []byte
 	if err != nil {
 		return nil, err
 	}
+	req.Header = c.fixedHeader(body != nil)
+	return req, nil
+}
+
+// fixedHeader returns the headers every request carries: --header's, the
+// JSON content type when there is a body, and the API key.
+func (c *client) fixedHeader(body bool) http.Header {
+	h := http.Header{}
 	for k, vs := range c.headers {
 		for _, v := range vs {
-			req.Header.Add(k, v)
+			h.Add(k, v)
 		}
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if body {
+		h.Set("Content-Type", "application/json")
 	}
 	if c.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+		h.Set("Authorization", "Bearer "+c.apiKey)
 	}
-	return req, nil
+	return h
 }
 
 // ModelInfo is one entry of /v1/models.
