@@ -7,7 +7,8 @@
 // benchmark client that sends thousands of short streamed requests a
 // second that hand-off is most of the client's CPU (see
 // BenchmarkPostStream). This client writes the request with one system
-// call, parses the head with net/textproto and decodes chunked bodies with
+// call and, on plain TCP, waits for the poller to report the answer
+// instead of first trying a read that would find nothing (sendWait), parses the head with net/textproto and decodes chunked bodies with
 // net/http/httputil's reader (the same code net/http uses), and checks a
 // pooled connection is still open with one non-blocking peek instead of a
 // goroutine parked on it.
@@ -254,9 +255,7 @@ func (c *Client) post(ctx context.Context, h Header, body []byte) (*Response, er
 		var n int64
 		if len(head)+len(body) <= maxCopy {
 			head = append(head, body...)
-			var m int
-			m, err = cn.nc.Write(head)
-			n = int64(m)
+			n, err = cn.write(head)
 		} else {
 			bufs := net.Buffers{head, body}
 			n, err = bufs.WriteTo(cn.nc)
@@ -351,7 +350,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		nc = tc
 	}
 	cn := &conn{nc: nc, head: make([]byte, 0, 4<<10)}
-	cn.raw, _ = rawConn(nc)
+	cn.raw, cn.send, _ = rawConn(nc)
 	cn.br = bufio.NewReaderSize(nc, 32<<10)
 	return cn, nil
 }
@@ -360,6 +359,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 type conn struct {
 	nc        net.Conn
 	raw       rawChecker // the TCP connection under nc, for alive (nil: none)
+	send      rawSender  // nc itself, for write (nil: none, or TLS)
 	br        *bufio.Reader
 	head      []byte // request head (and a small body), reused
 	idleSince time.Time
@@ -374,6 +374,21 @@ const maxCopy = 64 << 10
 // aLongTimeAgo is a deadline in the past: it makes blocked reads and
 // writes on a connection return at once.
 var aLongTimeAgo = time.Unix(1, 0)
+
+// write writes b, the whole request, and when it could, waits until
+// the answer starts to arrive (see sendWait); n is how much was written.
+func (cn *conn) write(b []byte) (int64, error) {
+	if cn.send == nil {
+		n, err := cn.nc.Write(b)
+		return int64(n), err
+	}
+	n, done, err := cn.send.sendWait(b)
+	if done || err != nil {
+		return int64(n), err
+	}
+	m, err := cn.nc.Write(b[n:])
+	return int64(n + m), err
+}
 
 // abort unblocks the connection's reads and writes (context ended).
 func (cn *conn) abort() { cn.nc.SetDeadline(aLongTimeAgo) }

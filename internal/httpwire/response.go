@@ -93,6 +93,15 @@ type rawChecker interface {
 	idle() bool
 }
 
+// rawSender writes a request on a TCP connection and waits for its
+// answer to start arriving without a read that finds nothing.
+type rawSender interface {
+	// sendWait writes b and waits until the connection is readable;
+	// done is false when only b[:n] was written (the rest is the
+	// caller's to write) or on an error.
+	sendWait(b []byte) (n int, done bool, err error)
+}
+
 // sysConn is what *net.TCPConn (also under a *tls.Conn) provides.
 type sysConn interface {
 	SyscallConn() (syscall.RawConn, error)
