@@ -66,6 +66,8 @@ func (b *body) Read(p []byte) (int, error) {
 	case err != nil && b.ctx.Err() != nil:
 		// The context ended and closed the connection under the read.
 		err = context.Cause(b.ctx)
+	case err != nil && b.cn.expired():
+		err = context.DeadlineExceeded
 	}
 	return n, err
 }
