@@ -71,14 +71,14 @@ func BenchmarkPostStream(b *testing.B) {
 		h := mustRender(b, hdr)
 		b.ReportAllocs()
 		defer reportCPU(b)()
+		ctx, cancel := context.WithCancel(context.Background()) // as replay's abort context
+		defer cancel()
 		for b.Loop() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			r, err := c.Post(ctx, h, body)
+			r, err := c.PostBy(ctx, time.Now().Add(time.Minute), h, body)
 			if err != nil {
 				b.Fatal(err)
 			}
 			drain(b, r.Body, sink)
-			cancel()
 		}
 	})
 }

@@ -7,7 +7,8 @@
 // benchmark client that sends thousands of short streamed requests a
 // second that hand-off is most of the client's CPU (see
 // BenchmarkPostStream). This client writes the request with one system
-// call, parses the head with net/textproto and decodes chunked bodies with
+// call and, on plain TCP, waits for the poller to report the answer
+// instead of first trying a read that would find nothing (sendWait), parses the head with net/textproto and decodes chunked bodies with
 // net/http/httputil's reader (the same code net/http uses), and checks a
 // pooled connection is still open with one non-blocking peek instead of a
 // goroutine parked on it.
@@ -31,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -224,23 +226,47 @@ type Response struct {
 // any read or write, which then returns the context's error. Errors
 // before the response are *url.Error, as net/http's Client.Do gives.
 func (c *Client) Post(ctx context.Context, h Header, body []byte) (*Response, error) {
-	resp, err := c.post(ctx, h, body)
+	return c.PostBy(ctx, time.Time{}, h, body)
+}
+
+// PostBy is Post with a deadline for the whole exchange (zero: none),
+// as if ctx had it: past it, reads and writes fail with
+// context.DeadlineExceeded. It costs no context, timer or allocation
+// per request (the connection's own deadline is set), where a context
+// made with a deadline for each request costs all three.
+func (c *Client) PostBy(ctx context.Context, deadline time.Time, h Header, body []byte) (*Response, error) {
+	resp, err := c.post(ctx, deadline, h, body)
 	if err != nil {
 		if ctx.Err() != nil {
 			err = context.Cause(ctx)
+		} else if expired(deadline) {
+			err = context.DeadlineExceeded
 		}
 		return nil, &url.Error{Op: "Post", URL: c.url, Err: err}
 	}
 	return resp, nil
 }
 
-func (c *Client) post(ctx context.Context, h Header, body []byte) (*Response, error) {
+// expired reports whether deadline is set and has passed.
+func expired(deadline time.Time) bool {
+	return !deadline.IsZero() && !time.Now().Before(deadline)
+}
+
+func (c *Client) post(ctx context.Context, deadline time.Time, h Header, body []byte) (*Response, error) {
 	for {
-		cn, err := c.get(ctx)
+		cn, err := c.get(ctx, deadline)
 		if err != nil {
 			return nil, err
 		}
-		stop := context.AfterFunc(ctx, cn.abort)
+		if !cn.watch(ctx, deadline) {
+			// A context this connection served before ended: it is (or
+			// is being) closed under.
+			cn.close()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			continue
+		}
 		head := cn.head[:0]
 		head = append(head, "POST "...)
 		head = append(head, c.uri...)
@@ -254,27 +280,23 @@ func (c *Client) post(ctx context.Context, h Header, body []byte) (*Response, er
 		var n int64
 		if len(head)+len(body) <= maxCopy {
 			head = append(head, body...)
-			var m int
-			m, err = cn.nc.Write(head)
-			n = int64(m)
+			n, err = cn.write(head)
 		} else {
 			bufs := net.Buffers{head, body}
 			n, err = bufs.WriteTo(cn.nc)
 		}
 		cn.head = head[:0]
 		if err != nil {
-			stop()
 			cn.close()
-			if n == 0 && cn.reused && ctx.Err() == nil {
+			if n == 0 && cn.reused && ctx.Err() == nil && !expired(deadline) {
 				// Nothing reached a connection the server had closed:
 				// safe to send again on a new one (net/http does too).
 				continue
 			}
 			return nil, err
 		}
-		resp, err := cn.readResponse(ctx, c, stop)
+		resp, err := cn.readResponse(ctx, c, cn.keptFn)
 		if err != nil {
-			stop()
 			cn.close()
 			return nil, err
 		}
@@ -293,8 +315,9 @@ func (c *Client) CloseIdle() {
 	}
 }
 
-// get returns a pooled connection that is still open, or a new one.
-func (c *Client) get(ctx context.Context) (*conn, error) {
+// get returns a pooled connection that is still open, or a new one
+// (dialled within the deadline, when set).
+func (c *Client) get(ctx context.Context, deadline time.Time) (*conn, error) {
 	now := time.Now()
 	for {
 		c.mu.Lock()
@@ -313,11 +336,21 @@ func (c *Client) get(ctx context.Context) (*conn, error) {
 		}
 		cn.close()
 	}
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
 	return c.dial(ctx)
 }
 
-// put returns a connection to the pool, or closes it when the pool is full.
+// put returns a connection to the pool, or closes it when the pool is
+// full or its context ended.
 func (c *Client) put(cn *conn) {
+	if !cn.clearDeadline() {
+		cn.close()
+		return
+	}
 	cn.idleSince = time.Now()
 	c.mu.Lock()
 	if len(c.idle) < c.maxIdle {
@@ -351,7 +384,8 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		nc = tc
 	}
 	cn := &conn{nc: nc, head: make([]byte, 0, 4<<10)}
-	cn.raw, _ = rawConn(nc)
+	cn.keptFn = cn.kept
+	cn.raw, cn.send, _ = rawConn(nc)
 	cn.br = bufio.NewReaderSize(nc, 32<<10)
 	return cn, nil
 }
@@ -360,10 +394,20 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 type conn struct {
 	nc        net.Conn
 	raw       rawChecker // the TCP connection under nc, for alive (nil: none)
+	send      rawSender  // nc itself, for write (nil: none, or TLS)
 	br        *bufio.Reader
 	head      []byte // request head (and a small body), reused
 	idleSince time.Time
 	reused    bool
+
+	// The context whose end closes the connection under its exchange:
+	// watched is its Done channel, registered (context.AfterFunc) once
+	// for as long as the connection serves exchanges of that context.
+	watched   <-chan struct{}
+	stopWatch func() bool
+	aborted   atomic.Bool // the watched context ended: abort ran
+	deadline  time.Time   // of the current exchange (zero: none)
+	keptFn    func() bool // kept, made once
 }
 
 // maxCopy is the largest request (head and body) copied into the
@@ -375,10 +419,82 @@ const maxCopy = 64 << 10
 // writes on a connection return at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// abort unblocks the connection's reads and writes (context ended).
-func (cn *conn) abort() { cn.nc.SetDeadline(aLongTimeAgo) }
+// write writes b, the whole request, and when it could, waits until
+// the answer starts to arrive (see sendWait); n is how much was written.
+func (cn *conn) write(b []byte) (int64, error) {
+	if cn.send == nil {
+		n, err := cn.nc.Write(b)
+		return int64(n), err
+	}
+	n, done, err := cn.send.sendWait(b)
+	if done || err != nil {
+		return int64(n), err
+	}
+	m, err := cn.nc.Write(b[n:])
+	return int64(n + m), err
+}
 
-func (cn *conn) close() { cn.nc.Close() }
+// abort unblocks the connection's reads and writes (context ended) and
+// marks the connection unfit for another exchange.
+func (cn *conn) abort() {
+	cn.aborted.Store(true)
+	cn.nc.SetDeadline(aLongTimeAgo)
+}
+
+// watch readies the connection for an exchange bounded by ctx and
+// deadline; false when a context it served before has ended (the
+// connection must be closed). The registration on ctx is kept across
+// exchanges of the same context.
+func (cn *conn) watch(ctx context.Context, deadline time.Time) bool {
+	if done := ctx.Done(); done != cn.watched {
+		if cn.stopWatch != nil && !cn.stopWatch() {
+			return false // abort ran, or is running
+		}
+		cn.watched, cn.stopWatch = done, nil
+		if done != nil {
+			cn.stopWatch = context.AfterFunc(ctx, cn.abort)
+		}
+	}
+	if cn.aborted.Load() {
+		return false
+	}
+	if deadline.IsZero() && cn.deadline.IsZero() {
+		return true
+	}
+	cn.deadline = deadline
+	cn.nc.SetDeadline(deadline)
+	// An abort that came between the check above and this deadline
+	// may have been overwritten by it: renew it.
+	if cn.aborted.Load() {
+		cn.nc.SetDeadline(aLongTimeAgo)
+	}
+	return true
+}
+
+// kept reports, at the end of an exchange, whether the connection may
+// serve another: its context did not end under it.
+func (cn *conn) kept() bool { return !cn.aborted.Load() }
+
+// expired reports whether the current exchange's deadline has passed.
+func (cn *conn) expired() bool { return expired(cn.deadline) }
+
+// clearDeadline removes the exchange's deadline from an idle connection;
+// false when its context ended meanwhile.
+func (cn *conn) clearDeadline() bool {
+	if !cn.deadline.IsZero() {
+		cn.deadline = time.Time{}
+		cn.nc.SetDeadline(time.Time{})
+	}
+	return !cn.aborted.Load()
+}
+
+func (cn *conn) close() {
+	if cn.stopWatch != nil {
+		cn.stopWatch()
+		cn.stopWatch = nil
+	}
+	cn.nc.Close()
+}
 
 // alive reports whether an idle connection is still open: nothing to
 // read (the server sent neither an answer nor a close), checked without

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -213,12 +212,14 @@ func TestRenderRefuses(t *testing.T) {
 // for sequential requests), a connection whose body was not read to the
 // end is not, and one the server closed while idle is noticed before a
 // request is sent on it.
-func TestPostKeepAlive(t *testing.T) {
-	t.Parallel()
-	var conns atomic.Int32
+// countingServer answers every request with answer and counts the
+// connections it accepts.
+func countingServer(t *testing.T, answer string) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	conns := new(atomic.Int32)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
-		fmt.Fprintf(w, "%s", strings.Repeat("x", 100))
+		io.WriteString(w, answer)
 	}))
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
@@ -227,6 +228,12 @@ func TestPostKeepAlive(t *testing.T) {
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)
+	return srv, conns
+}
+
+func TestPostKeepAlive(t *testing.T) {
+	t.Parallel()
+	srv, conns := countingServer(t, strings.Repeat("x", 100))
 	c := newTest(t, srv.URL, nil)
 	for range 5 {
 		r, err := c.Post(context.Background(), Header{}, []byte("a"))
@@ -263,6 +270,58 @@ func TestPostKeepAlive(t *testing.T) {
 	readAll(t, r)
 	if n := conns.Load(); n != 3 {
 		t.Errorf("%d connections after the server closed the idle one, want 3", n)
+	}
+}
+
+// TestPostContexts: a connection watches the context of its exchanges
+// once for as long as they share it, and PostBy's deadline is gone from
+// it once pooled: the end of a context it no longer serves leaves it
+// alone; the end of the one it last served, while idle, retires it.
+func TestPostContexts(t *testing.T) {
+	t.Parallel()
+	srv, conns := countingServer(t, "ok")
+	c := newTest(t, srv.URL, nil)
+	post := func(ctx context.Context, by time.Time) {
+		t.Helper()
+		r, err := c.PostBy(ctx, by, Header{}, []byte("a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(t, r); got != "ok" {
+			t.Fatalf("body %q", got)
+		}
+	}
+	pooled := func() *conn {
+		t.Helper()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if len(c.idle) != 1 {
+			t.Fatalf("%d pooled connections, want 1", len(c.idle))
+		}
+		return c.idle[0]
+	}
+	a, cancelA := context.WithCancel(context.Background())
+	defer cancelA()
+	b, cancelB := context.WithCancel(context.Background())
+	defer cancelB()
+	post(a, time.Now().Add(time.Minute))
+	post(a, time.Now().Add(time.Minute))
+	if cn := pooled(); !cn.deadline.IsZero() || cn.watched != a.Done() {
+		t.Fatalf("pooled: deadline %v, watching a: %v", cn.deadline, cn.watched == a.Done())
+	}
+	post(b, time.Time{})
+	cancelA() // the connection serves b now
+	post(b, time.Time{})
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("%d connections for exchanges of a then b, want 1", n)
+	}
+	cancelB() // the pooled connection is retired
+	post(context.Background(), time.Time{})
+	if n := conns.Load(); n != 2 {
+		t.Fatalf("%d connections after b, which the pooled one served, ended; want 2", n)
+	}
+	if cn := pooled(); cn.watched != nil || cn.stopWatch != nil {
+		t.Fatal("a connection serving a context that never ends watches it")
 	}
 }
 
@@ -326,6 +385,8 @@ func TestPostErrors(t *testing.T) {
 		// cancelMidBody cancels the context once the first body bytes
 		// are read, while the server holds the rest back.
 		cancelMidBody bool
+		// by is PostBy's deadline, from now (0: Post).
+		by time.Duration
 	}{
 		{name: "refused", url: refused, postErr: func(err error) bool {
 			var ue *url.Error
@@ -339,6 +400,13 @@ func TestPostErrors(t *testing.T) {
 				return context.WithTimeout(context.Background(), 50*time.Millisecond)
 			},
 			postErr: func(err error) bool { return errors.Is(err, context.DeadlineExceeded) }},
+		{name: "slow head past PostBy's deadline", url: slowHead, by: 50 * time.Millisecond,
+			postErr: func(err error) bool {
+				var ue *url.Error
+				return errors.As(err, &ue) && ue.Err == context.DeadlineExceeded
+			}},
+		{name: "stalled body past PostBy's deadline", url: stalledBody, wantBody: true, by: 50 * time.Millisecond,
+			bodyErr: func(err error) bool { return err == context.DeadlineExceeded }},
 		{name: "cut mid-body", url: cutBody, wantBody: true, bodyErr: func(err error) bool {
 			return errors.Is(err, io.ErrUnexpectedEOF)
 		}},
@@ -356,7 +424,11 @@ func TestPostErrors(t *testing.T) {
 			}
 			defer cancel()
 			c := newTest(t, tc.url, nil)
-			r, err := c.Post(ctx, Header{}, []byte("{}"))
+			var by time.Time
+			if tc.by > 0 {
+				by = time.Now().Add(tc.by)
+			}
+			r, err := c.PostBy(ctx, by, Header{}, []byte("{}"))
 			if !tc.wantBody {
 				if err == nil || !tc.postErr(err) {
 					t.Fatalf("Post error %v: not the expected kind", err)

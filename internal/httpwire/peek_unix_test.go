@@ -3,7 +3,10 @@
 package httpwire
 
 import (
+	"errors"
+	"io"
 	"net"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -23,31 +26,9 @@ func TestPeekIdle(t *testing.T) {
 		{"closed", func(c net.Conn) { c.Close() }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			accepted := make(chan net.Conn, 1)
-			go func() {
-				c, err := ln.Accept()
-				if err == nil {
-					accepted <- c
-				}
-				close(accepted)
-			}()
-			nc, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer nc.Close()
-			sc, ok := <-accepted
-			if !ok {
-				t.Fatal("no connection accepted")
-			}
-			defer sc.Close()
+			nc, sc := tcpPair(t)
 			tc.server(sc)
-			rc, err := rawConn(nc)
+			rc, _, err := rawConn(nc)
 			if err != nil || rc == nil {
 				t.Fatalf("rawConn: %v, %v", rc, err)
 			}
@@ -56,7 +37,7 @@ func TestPeekIdle(t *testing.T) {
 				// server did has reached the socket.
 				nc.SetReadDeadline(time.Now().Add(5 * time.Second))
 				buf := make([]byte, 1)
-				raw, _ := nc.(*net.TCPConn).SyscallConn()
+				raw, _ := nc.SyscallConn()
 				raw.Read(func(fd uintptr) bool { return peekReady(fd, buf) })
 			}
 			if got := rc.idle(); got != tc.want {
@@ -69,6 +50,119 @@ func TestPeekIdle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tcpPair returns both ends of a loopback TCP connection, closed at the
+// end of the test.
+func tcpPair(t *testing.T) (client, server *net.TCPConn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	sc := <-accepted
+	if sc == nil {
+		t.Fatal("no connection accepted")
+	}
+	t.Cleanup(func() { sc.Close() })
+	return nc.(*net.TCPConn), sc.(*net.TCPConn)
+}
+
+// TestSendWait checks the request write on a real loopback socket: all
+// written, it returns once the answer is readable (and not before); a
+// request larger than the socket's buffers is left for the caller to
+// finish; a write on a connection the server reset is a net.OpError
+// "write"; a deadline ends the wait.
+func TestSendWait(t *testing.T) {
+	t.Run("answer", func(t *testing.T) {
+		nc, sc := tcpPair(t)
+		_, s, err := rawConn(nc)
+		if err != nil || s == nil {
+			t.Fatalf("rawConn: %v, %v", s, err)
+		}
+		got := make(chan []byte)
+		go func() {
+			buf := make([]byte, 5)
+			_, err := io.ReadFull(sc, buf)
+			if err != nil {
+				buf = nil
+			}
+			got <- buf
+		}()
+		type result struct {
+			n    int
+			done bool
+			err  error
+		}
+		res := make(chan result)
+		go func() {
+			n, done, err := s.sendWait([]byte("hello"))
+			res <- result{n, done, err}
+		}()
+		if b := <-got; string(b) != "hello" {
+			t.Fatalf("server read %q", b)
+		}
+		select {
+		case r := <-res:
+			t.Fatalf("sendWait returned %+v before the answer", r)
+		default:
+		}
+		sc.Write([]byte("world"))
+		r := <-res
+		if r.n != 5 || !r.done || r.err != nil {
+			t.Fatalf("sendWait = %+v, want 5, done, no error", r)
+		}
+		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 5)
+		if _, err := io.ReadFull(nc, buf); err != nil || string(buf) != "world" {
+			t.Fatalf("answer %q, %v", buf, err)
+		}
+	})
+	t.Run("buffer full", func(t *testing.T) {
+		nc, _ := tcpPair(t)
+		nc.SetWriteBuffer(4 << 10)
+		_, s, _ := rawConn(nc)
+		big := make([]byte, 64<<20) // the server reads nothing
+		n, done, err := s.sendWait(big)
+		if done || err != nil || n <= 0 || n >= len(big) {
+			t.Fatalf("sendWait = %d, %v, %v; want part written, not done, no error", n, done, err)
+		}
+	})
+	t.Run("reset", func(t *testing.T) {
+		nc, sc := tcpPair(t)
+		sc.SetLinger(0)
+		sc.Close() // RST
+		// Wait until the reset has reached the client's socket.
+		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		raw, _ := nc.SyscallConn()
+		raw.Read(func(fd uintptr) bool { return peekReady(fd, make([]byte, 1)) })
+		_, s, _ := rawConn(nc)
+		n, done, err := s.sendWait([]byte("hello"))
+		var oe *net.OpError
+		if n != 0 || done || !errors.As(err, &oe) || oe.Op != "write" {
+			t.Fatalf("sendWait = %d, %v, %v; want 0, not done, a write OpError", n, done, err)
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		nc, _ := tcpPair(t)
+		_, s, _ := rawConn(nc)
+		nc.SetDeadline(time.Now().Add(20 * time.Millisecond)) // the server never answers
+		n, done, err := s.sendWait([]byte("hello"))
+		if n != 5 || !done || !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("sendWait = %d, %v, %v; want 5, done, deadline exceeded", n, done, err)
+		}
+	})
 }
 
 // peekReady peeks at fd without blocking; false (wait for readiness)

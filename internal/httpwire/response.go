@@ -66,6 +66,8 @@ func (b *body) Read(p []byte) (int, error) {
 	case err != nil && b.ctx.Err() != nil:
 		// The context ended and closed the connection under the read.
 		err = context.Cause(b.ctx)
+	case err != nil && b.cn.expired():
+		err = context.DeadlineExceeded
 	}
 	return n, err
 }
@@ -91,6 +93,15 @@ func (b *body) Close() error {
 type rawChecker interface {
 	// idle is true when the connection is open and has nothing to read.
 	idle() bool
+}
+
+// rawSender writes a request on a TCP connection and waits for its
+// answer to start arriving without a read that finds nothing.
+type rawSender interface {
+	// sendWait writes b and waits until the connection is readable;
+	// done is false when only b[:n] was written (the rest is the
+	// caller's to write) or on an error.
+	sendWait(b []byte) (n int, done bool, err error)
 }
 
 // sysConn is what *net.TCPConn (also under a *tls.Conn) provides.

@@ -183,11 +183,15 @@ type attempt struct {
 // many chunks the answer may stream.
 func (c *client) do(ctx context.Context, body []byte, session http.Header, timeout time.Duration, hint int) *attempt {
 	a := &attempt{Resp: &response{hint: hint}}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	deadline := time.Now().Add(timeout)
 	head, useWire := c.wireFor(session)
 	var req *http.Request
 	if !useWire {
+		// httpwire bounds the exchange by the deadline itself, without a
+		// context per request.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
 		var err error
 		req, err = c.newRequest(ctx, http.MethodPost, c.endpoint(), body)
 		if err != nil {
@@ -204,7 +208,7 @@ func (c *client) do(ctx context.Context, body []byte, session http.Header, timeo
 	var resp *httpwire.Response
 	var err error
 	if useWire {
-		resp, err = c.wire.Post(ctx, head, body)
+		resp, err = c.wire.PostBy(ctx, deadline, head, body)
 	} else {
 		var hr *http.Response
 		if hr, err = c.http.Do(req); err == nil {
@@ -213,7 +217,7 @@ func (c *client) do(ctx context.Context, body []byte, session http.Header, timeo
 	}
 	if err != nil {
 		a.Resp.End = time.Now()
-		a.Err, a.Class = err, classify(ctx, err)
+		a.Err, a.Class = err, classify(ctx, deadline, err)
 		return a
 	}
 	defer func() {
@@ -255,7 +259,7 @@ func (c *client) do(ctx context.Context, body []byte, session http.Header, timeo
 	}
 	if err != nil {
 		a.Err = err
-		a.Class = classify(ctx, err)
+		a.Class = classify(ctx, deadline, err)
 		if errors.Is(err, errStream) || a.Class == record.ErrConnect {
 			// The headers came: a body cut short is a truncated stream.
 			a.Class = record.ErrStream
@@ -317,11 +321,14 @@ func snippet(b []byte) string {
 	return s
 }
 
-func classify(ctx context.Context, err error) string {
+// classify names the class of a request's error; past the request's
+// deadline every error is a timeout (the deadline cut the exchange).
+func classify(ctx context.Context, deadline time.Time, err error) string {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return record.ErrCanceled
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(ctx.Err(), context.DeadlineExceeded),
+		!time.Now().Before(deadline):
 		return record.ErrTimeout
 	}
 	var ne net.Error

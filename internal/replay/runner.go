@@ -278,7 +278,7 @@ func (r *runner) take() *session {
 	if !ok {
 		return nil
 	}
-	return &session{src: c, id: id, plan: sessionPlan{index: index}}
+	return newSession(c, id, index)
 }
 
 // owns reports whether this process runs s (Options.Owns); a session

@@ -994,3 +994,38 @@ func ptrVal(p *int64) any {
 	}
 	return *p
 }
+
+// TestNewSessionRoom: a session's history, transcript and token counts
+// take their room once, for all of the conversation's messages (not a
+// growth per turn), and the history and transcript stay apart when the
+// context guard trims the history in place.
+func TestNewSessionRoom(t *testing.T) {
+	c := &conv.Conversation{ID: "c"}
+	for i := range 4 {
+		c.Messages = append(c.Messages,
+			conv.Message{Role: conv.RoleUser, Content: fmt.Sprint("q", i)},
+			conv.Message{Role: conv.RoleAssistant, Content: fmt.Sprint("a", i)})
+	}
+	fill := func() *session {
+		s := newSession(c, "c#0", 0)
+		for _, m := range c.Messages {
+			s.pushCounted(m, 1)
+		}
+		return s
+	}
+	// The session, the one block of history and transcript, the token
+	// counts and the encoded messages' room.
+	if n := testing.AllocsPerRun(20, func() { fill() }); n > 4 {
+		t.Errorf("%v allocations for a session of %d messages, want at most 4", n, len(c.Messages))
+	}
+	s := fill()
+	s.hist = append(s.hist[:0], s.hist[2:]...) // as the guard drops the first turn
+	for i, m := range s.transcript {
+		if m.Content != c.Messages[i].Content {
+			t.Fatalf("transcript[%d] = %q after the history was trimmed, want %q", i, m.Content, c.Messages[i].Content)
+		}
+	}
+	if len(s.hist) != len(c.Messages)-2 || s.hist[0].Content != "q1" {
+		t.Fatalf("trimmed history %v", s.hist)
+	}
+}

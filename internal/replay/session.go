@@ -110,6 +110,19 @@ func wire(m conv.Message) conv.Message {
 	return conv.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
 }
 
+// newSession starts the replay of c. The history, transcript, token
+// counts and encoded messages start with room for all of c's messages
+// (history and transcript in one block), not grown a turn at a time.
+func newSession(c *conv.Conversation, id string, index int) *session {
+	n := len(c.Messages)
+	msgs := make([]conv.Message, 0, 2*n)
+	return &session{
+		src: c, id: id, plan: sessionPlan{index: index},
+		hist: msgs[:0:n], transcript: msgs[n : n : 2*n],
+		tokens: make([]int, 0, n), enc: make([]json.RawMessage, 0, n),
+	}
+}
+
 // push appends a message to the history.
 func (s *session) push(m conv.Message, o *Options) {
 	s.pushCounted(m, o.count(m.Content))
