@@ -1,11 +1,14 @@
 package replay
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -83,6 +86,60 @@ func BenchmarkReadStream(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/chunk")
 		})
 	}
+}
+
+// BenchmarkReadStreamBody measures what the layers under readStream cost
+// per chunk: the SSE bytes of a 1,000-chunk answer as they come off the
+// wire, at most 4 KiB per read (about 16 events, as mtrun reads them under
+// the capacity load), read either as they are ("sse") or in chunked
+// transfer coding, one event per chunk as internal/sim flushes them,
+// through net/http's response body as httpwire hands it out ("chunked").
+func BenchmarkReadStreamBody(b *testing.B) {
+	const n = 1000
+	sse := sseBody(n, false, false)
+	var wire bytes.Buffer
+	wire.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+	for ev := range bytes.SplitAfterSeq(sse, []byte("\n\n")) {
+		fmt.Fprintf(&wire, "%x\r\n%s\r\n", len(ev), ev)
+	}
+	wire.WriteString("0\r\n\r\n")
+	run := func(b *testing.B, body func(r io.Reader) io.Reader, in []byte) {
+		b.ReportAllocs()
+		br := bufio.NewReaderSize(nil, 32<<10)
+		for b.Loop() {
+			br.Reset(&limitedReads{r: bytes.NewReader(in), max: 4 << 10})
+			resp := response{hint: n}
+			if err := readStream(body(br), &resp, time.Now); err != nil {
+				b.Fatal(err)
+			}
+			if resp.Choices[0].Chunks != n {
+				b.Fatalf("chunks = %d, want %d", resp.Choices[0].Chunks, n)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/chunk")
+	}
+	b.Run("sse", func(b *testing.B) {
+		run(b, func(r io.Reader) io.Reader { return r }, sse)
+	})
+	b.Run("chunked", func(b *testing.B) {
+		run(b, func(r io.Reader) io.Reader {
+			resp, err := http.ReadResponse(r.(*bufio.Reader), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return resp.Body
+		}, wire.Bytes())
+	})
+}
+
+// limitedReads returns at most max bytes per Read.
+type limitedReads struct {
+	r   io.Reader
+	max int
+}
+
+func (l *limitedReads) Read(p []byte) (int, error) {
+	return l.r.Read(p[:min(len(p), l.max)])
 }
 
 // BenchmarkApplyChunk measures the parse of one streamed chunk.
@@ -182,30 +239,72 @@ func FuzzParseFastChunk(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var buf [4]fastChoice
-		if _, _, ok := parseFastChunk(data, buf[:0]); !ok {
-			return
-		}
-		// The chunk parses, so apply takes the fast path.
-		now := time.Unix(1, 0)
-		var fast, slow response
-		if err := fast.apply(data, now, true); err != nil {
-			t.Fatalf("fast path accepted %q, apply failed: %v", data, err)
-		}
-		if err := slow.applyJSON(data, now, true); err != nil {
-			t.Fatalf("fast path accepted %q, encoding/json rejects it: %v", data, err)
-		}
-		if len(fast.Choices) != len(slow.Choices) || !reflect.DeepEqual(fast.Usage, slow.Usage) || slow.Extra != nil {
-			t.Fatalf("%q: fast %d choices, slow %d; usage %s, slow %s; extra %s", data, len(fast.Choices), len(slow.Choices),
-				jsonOf(fast.Usage), jsonOf(slow.Usage), slow.Extra)
-		}
-		for i := range fast.Choices {
-			a, b := fast.Choices[i], slow.Choices[i]
-			if string(a.Content) != string(b.Content) || string(a.Reasoning) != string(b.Reasoning) || a.FinishReason != b.FinishReason ||
-				a.Chunks != b.Chunks || a.ReasonChunks != b.ReasonChunks || !a.FirstToken.Equal(b.FirstToken) || b.Extra != nil {
-				t.Fatalf("%q: choice %d: fast %+v, slow %+v", data, i, a, b)
-			}
+		if _, _, ok := parseFastChunk(data, buf[:0]); ok {
+			sameAsJSON(t, data)
 		}
 	})
+}
+
+// sameAsJSON checks that a chunk the fast parser accepts applies as
+// encoding/json applies it.
+func sameAsJSON(t *testing.T, data []byte) {
+	t.Helper()
+	now := time.Unix(1, 0)
+	var fast, slow response
+	if err := fast.apply(data, now, true); err != nil {
+		t.Fatalf("fast path accepted %q, apply failed: %v", data, err)
+	}
+	if err := slow.applyJSON(data, now, true); err != nil {
+		t.Fatalf("fast path accepted %q, encoding/json rejects it: %v", data, err)
+	}
+	if len(fast.Choices) != len(slow.Choices) || !reflect.DeepEqual(fast.Usage, slow.Usage) || slow.Extra != nil {
+		t.Fatalf("%q: fast %d choices, slow %d; usage %s, slow %s; extra %s", data, len(fast.Choices), len(slow.Choices),
+			jsonOf(fast.Usage), jsonOf(slow.Usage), slow.Extra)
+	}
+	for i := range fast.Choices {
+		a, b := fast.Choices[i], slow.Choices[i]
+		if string(a.Content) != string(b.Content) || string(a.Reasoning) != string(b.Reasoning) || a.FinishReason != b.FinishReason ||
+			a.Chunks != b.Chunks || a.ReasonChunks != b.ReasonChunks || !a.FirstToken.Equal(b.FirstToken) || b.Extra != nil {
+			t.Fatalf("%q: choice %d: fast %+v, slow %+v", data, i, a, b)
+		}
+	}
+}
+
+// TestParseFastChunkShapes checks which chunks the fast parser takes:
+// white space anywhere JSON allows it (the compact-JSON shortcuts of
+// colon, next and ws must fall back to the general case), and keys that
+// encoding/json would match (exactly or case-folded) but the fast path
+// does not read, which must send the chunk to encoding/json.
+func TestParseFastChunkShapes(t *testing.T) {
+	for _, tc := range []struct {
+		chunk string
+		fast  bool
+	}{
+		{`{"choices":[{"index":0,"delta":{"content":"a"}}]}`, true},
+		{`{ "choices" : [ { "index" : 0 , "delta" : { "content" : "a" } } ] }`, true},
+		{"{\"choices\":\t[{\"index\":\n0,\r\"delta\":{\"content\":\"a\"}}],\n\"id\": \"x\"}", true},
+		{`{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"prompt_tokens": 1, "completion_tokens" :2}}`, true},
+		{`{"choices":[{"index":0,"delta":{"content":"a", "role":"assistant"}}], "model":"m"}`, true},
+		{`{"choices":[{"index":0,"delta":{"content":"a"}},]}`, false},
+		{`{"choices":[{"index":0,"delta":{"content":"a"}}],}`, false},
+		{`{"choices":[{"index":0,"delta":{"content":"a"}}]` + "}", false},
+		{`{"choices":[{"index":0,"delta":{"content":"a"}}],` + "" + `"id":"x"}`, false},
+		{`{"choices":[{"index":0,"message":{"content":"a"}}]}`, false},
+		{`{"choices":[{"index":0,"Message":{"content":"a"}}]}`, false},
+		{`{"choices":[{"index":0,"delta":{"Content":"a"}}]}`, false},
+		{`{"choices":[{"index":0,"delta":{"content":"a"}}],"ERROR":{"message":"x"}}`, false},
+		{`{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"Completion_tokens":1}}`, false},
+		{`{"choices":[{"index":0,"delta":{"content":"a"}}],"Model":"m","ID":"x"}`, true},
+	} {
+		var buf [4]fastChoice
+		_, _, ok := parseFastChunk([]byte(tc.chunk), buf[:0])
+		if ok != tc.fast {
+			t.Errorf("%q: fast path %v, want %v", tc.chunk, ok, tc.fast)
+		}
+		if ok {
+			sameAsJSON(t, []byte(tc.chunk))
+		}
+	}
 }
 
 // jsonOf is v as JSON, for messages.
