@@ -245,6 +245,78 @@ func FuzzParseFastChunk(f *testing.F) {
 	})
 }
 
+// FuzzParseFastSkipped checks parseFast's memo of skipped leading bytes:
+// after a chunk a has set the memo, a chunk that starts with it parses
+// to the same choices and usage as from its first byte (or goes to
+// encoding/json, which is slower but as right); it never accepts what
+// the parse from the first byte rejects.
+func FuzzParseFastSkipped(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" fox"},"finish_reason":null}],"sim_sent_ns":17}`,
+			`"choices":[{"index":0,"delta":{"content":" dog"},"finish_reason":"stop"}],"sim_sent_ns":18}`},
+		{`{"id":"x", "model":"m", "usage":null}`, ` "choices":[]}`},
+		{`{"id":"x","model":"m","choices":[]}`, `"Choices":[],"choices":[{"index":0,"delta":{"content":"a"}}]}`},
+		{`{"id":"x","choices":[]}`, `"choices":[],"choices":[]}`},
+		{`{"id":"x","error":null}`, `"error":{"message":"boom"}}`},
+		{`{"id":"x","usage":null}`, `"usage":{"prompt_tokens":1},"usage":null}`},
+		{`{"id":"x","created":1,"choices":[]}`, `]`},
+		{`{}`, `"choices":[]}`},
+		{`{"id":"x"}`, `"choices":[]}`},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]))
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		var buf [4]fastChoice
+		var memo []byte
+		parseFast(a, buf[:0], &memo)
+		d := append(bytes.Clone(memo), b...)
+		kept := bytes.Clone(memo)
+		var b1, b2 [4]fastChoice
+		cs1, u1, ok1 := parseFast(d, b1[:0], &memo)
+		cs2, u2, ok2 := parseFastChunk(d, b2[:0])
+		if ok1 && !ok2 {
+			t.Fatalf("memo %q: %q accepted, from its first byte rejected", kept, d)
+		}
+		if ok1 && (!reflect.DeepEqual(cs1, cs2) || !reflect.DeepEqual(u1, u2)) {
+			t.Fatalf("memo %q: %q parsed to %+v %s, from its first byte %+v %s", kept, d, cs1, jsonOf(u1), cs2, jsonOf(u2))
+		}
+		if len(kept) > 0 && !bytes.Equal(memo, kept) {
+			t.Fatalf("memo %q changed to %q by a chunk that starts with it", kept, memo)
+		}
+	})
+}
+
+// TestParseFastSkipped checks that the memo holds what a stream's chunks
+// repeat (the simulator's id, object, created and model) and is used:
+// a chunk that starts with it is read from there, one that does not
+// replaces it.
+func TestParseFastSkipped(t *testing.T) {
+	t.Parallel()
+	events := bytes.Split(bytes.TrimSuffix(sseBody(3, false, false), []byte("\n\n")), []byte("\n\n"))
+	var memo []byte
+	want := `{"id":"chatcmpl-0123456789abcdef","object":"chat.completion.chunk","created":1700000000,"model":"mtkit-sim",`
+	for i, ev := range events[:4] {
+		d := bytes.TrimPrefix(ev, []byte("data: "))
+		var buf [4]fastChoice
+		if _, _, ok := parseFast(d, buf[:0], &memo); !ok {
+			t.Fatalf("event %d: %q not on the fast path", i, d)
+		}
+		if string(memo) != want {
+			t.Fatalf("event %d: memo %q, want %q", i, memo, want)
+		}
+	}
+	// Only the memo's bytes are skipped: a chunk cut right after them
+	// is rejected, as it is from its first byte.
+	var buf [4]fastChoice
+	if _, _, ok := parseFast([]byte(want), buf[:0], &memo); ok {
+		t.Errorf("%q accepted", want)
+	}
+	other := []byte(`{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"a"}}]}`)
+	if _, _, ok := parseFast(other, buf[:0], &memo); !ok || string(memo) != `{"id":"chatcmpl-1",` {
+		t.Errorf("after %q: ok %v, memo %q", other, ok, memo)
+	}
+}
+
 // sameAsJSON checks that a chunk the fast parser accepts applies as
 // encoding/json applies it.
 func sameAsJSON(t *testing.T, data []byte) {
