@@ -234,6 +234,8 @@ func FuzzParseFastChunk(f *testing.F) {
 		`{"usage":{"prompt_tokens":1.0}}`, `{"usage":{"Prompt_Tokens":1}}`, `{"usage":{"prompt_tokens":1,"prompt_tokens":2}}`, `{"usage":{}}`,
 		`{"usage":{"prompt_tokens":99999999999999999999}}`, `{"usage":{"prompt_tokens":1},"usage":null}`,
 		`{"choices":null}`, `{}`, `[]`, `{"choices":[{"index":1.5}]}`, `{"choices":[{"index":0,"delta":{"content":"a"},"delta":{}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":null},"index":1}]}`, `{"choices":[{"index":-0,"delta":{"content":"a","role":"x"}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"},"finish_reason":"stop"}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -367,6 +369,18 @@ func TestParseFastChunkShapes(t *testing.T) {
 		{`{"choices":[{"index":0,"delta":{"content":"a"}}],"ERROR":{"message":"x"}}`, false},
 		{`{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"Completion_tokens":1}}`, false},
 		{`{"choices":[{"index":0,"delta":{"content":"a"}}],"Model":"m","ID":"x"}`, true},
+		// Choices of the common shape and near misses.
+		{`{"choices":[{"index":0,"delta":{"content":null},"finish_reason":"stop"}]}`, true},
+		{`{"choices":[{"index":3,"delta":{"content":"a","role":"x"},"logprobs":null}]}`, true},
+		{`{"choices":[{"index":0,"delta":{"content":"a"} ,"finish_reason":null}]}`, true},
+		{`{"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]}`, true},
+		{`{"choices":[{"index":-0,"delta":{"content":"a"}}]}`, true},
+		{`{"choices":[{"index":1.5,"delta":{"content":"a"}}]}`, false},
+		{`{"choices":[{"index":99999999999999999999,"delta":{"content":"a"}}]}`, false},
+		{`{"choices":[{"index":0,"delta":{"content":"a"},"index":1}]}`, false},
+		{`{"choices":[{"index":0,"delta":{"content":"a"},"delta":{}}]}`, false},
+		{`{"choices":[{"index":0,"delta":{"content":"a\\n"}}]}`, false},
+		{`{"choices":[{"index":0,"delta":{"content":"a"}]}`, false},
 	} {
 		var buf [4]fastChoice
 		_, _, ok := parseFastChunk([]byte(tc.chunk), buf[:0])
