@@ -92,6 +92,11 @@ type response struct {
 	// stream (the request's max_tokens, capped): its ITL and content
 	// start with that room instead of growing chunk by chunk.
 	hint int
+	// skipped is the leading bytes of the last fast-parsed chunk up to
+	// its first member the parser reads (the members before it only
+	// skipped: id, object, created, model), which most servers repeat
+	// in every chunk of a stream (see parseFast).
+	skipped []byte
 }
 
 // maxHint caps response.hint, so that a large max_tokens with a short
@@ -179,7 +184,7 @@ var extraKey = []byte(`"kv_transfer_params"`)
 func (r *response) apply(data []byte, now time.Time, streaming bool) error {
 	if streaming {
 		var buf [4]fastChoice
-		if cs, u, ok := parseFastChunk(data, buf[:0]); ok {
+		if cs, u, ok := parseFast(data, buf[:0], &r.skipped); ok {
 			for i := range cs {
 				f := &cs[i]
 				cr := r.choice(f.index)
@@ -385,22 +390,48 @@ func join(a, b []byte) []byte {
 // cap(out) choices, invalid JSON. The caller then uses encoding/json, so
 // the result is always the same as json.Unmarshal into chunk would give.
 func parseFastChunk(d []byte, out []fastChoice) (cs []fastChoice, u *usage, ok bool) {
+	return parseFast(d, out, nil)
+}
+
+// parseFast is parseFastChunk that skips, when skipped is not nil, the
+// bytes of the chunk that equal *skipped, and sets *skipped to the bytes
+// before the first member it reads (an object's opening and members it
+// only skipped). Those bytes always leave the parser in the same state:
+// at a key, inside the object, with nothing seen; so a chunk that starts
+// with them parses as it would from its first byte. Servers repeat the
+// id, object, created and model of a stream in every chunk, about half
+// of its bytes.
+func parseFast(d []byte, out []fastChoice, skipped *[]byte) (cs []fastChoice, u *usage, ok bool) {
 	p := fastParser{d: d}
-	p.ws()
-	if !p.eat('{') {
-		return nil, nil, false
-	}
 	var seen [3]bool // choices, usage, error or kv_transfer_params
-	p.ws()
-	if p.eat('}') {
-		return out, nil, p.end()
+	memo := skipped != nil
+	if memo && len(*skipped) > 0 && bytes.HasPrefix(d, *skipped) {
+		p.i = len(*skipped)
+		memo = false
+	} else {
+		p.ws()
+		if !p.eat('{') {
+			return nil, nil, false
+		}
+		p.ws()
+		if p.eat('}') {
+			return out, nil, p.end()
+		}
 	}
 	for {
+		at := p.i
 		key, ascii, ok := p.strBytes()
 		if !ok || !p.colon() {
 			return nil, nil, false
 		}
 		k := -1
+		switch string(key) {
+		case "choices", "usage", "error", "kv_transfer_params":
+			if memo {
+				*skipped = append((*skipped)[:0], d[:at]...)
+				memo = false
+			}
+		}
 		switch string(key) {
 		case "choices":
 			k = 0

@@ -140,3 +140,19 @@ func BenchmarkEncodeNoSpace(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBuiltinLoad measures building a built-in encoding (each id
+// decoded once into the vocabulary table), which every mtrun and mtgen
+// start pays: time and allocation per load.
+func BenchmarkBuiltinLoad(b *testing.B) {
+	for _, name := range []string{"o200k_base", "cl100k_base"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := newBuiltin(name); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

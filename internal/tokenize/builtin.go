@@ -67,7 +67,14 @@ func newBuiltin(name string) (*bpe, error) {
 	}
 	// The codec knows no special tokens, so their ids fail to decode, as
 	// do unassigned ids.
-	var tb tableBuilder
+	// Room for every id up front: o200k_base's tokens average under 8
+	// bytes, so the builder's arrays do not grow (and leave garbage)
+	// while 200k tokens go in.
+	tb := tableBuilder{
+		texts: make([]tableText, 0, maxID+1),
+		keys:  make([]tableKey, 0, maxID+1),
+		data:  make([]byte, 0, 8*(maxID+1)),
+	}
 	one := make([]uint, 1)
 	for id := range maxID + 1 {
 		one[0] = uint(id)

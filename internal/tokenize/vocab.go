@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math/bits"
+	"strings"
 )
 
 // tokenTable is a vocabulary held compactly: the text of every id in one
@@ -89,8 +90,11 @@ func (b *tableBuilder) build(maxID int32) (*tokenTable, error) {
 	t.off[maxID+1] = uint32(len(t.arena))
 	// At most 3/4 full.
 	t.slots = make([]uint32, max(8, 1<<bits.Len(uint(len(b.keys)+len(b.keys)/3))))
+	// One string of all the bytes, so that each key is a substring of
+	// it and not an allocation of its own.
+	all := string(b.data)
 	for _, k := range b.keys {
-		key := string(b.data[k.off:k.end])
+		key := all[k.off:k.end]
 		if _, dup := t.lookup(key); dup {
 			return nil, fmt.Errorf("token %q: duplicate", key)
 		}
@@ -98,7 +102,7 @@ func (b *tableBuilder) build(maxID int32) (*tokenTable, error) {
 			if t.extra == nil {
 				t.extra = map[string]int32{}
 			}
-			t.extra[key] = k.id
+			t.extra[strings.Clone(key)] = k.id // not all of all kept
 			continue
 		}
 		h := maphash.String(t.seed, key)
