@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -205,4 +206,50 @@ func FuzzParseOnly(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestByIntKeys: --by turn and --by client find most groups by their
+// integer key (collector.byInt) and the others, negative or too large,
+// by their string key; every group gets exactly its records, whichever
+// way it was found, the order in which keys first appear included.
+func TestByIntKeys(t *testing.T) {
+	t.Parallel()
+	recs := genRecords(genConfig{seed: 9, run: "r", convs: 60, maxTurns: 6, failEvery: 7})
+	keys := []int{3, -2, 0, maxIntGroup, 1, maxIntGroup + 3, 3, 70, -2, 0}
+	for i := range recs {
+		recs[i].Turn, recs[i].Client = keys[i%len(keys)], keys[(i*7)%len(keys)]
+	}
+	path := writeTemp(t, "r.parquet", parquetBytes(t, recs))
+	for _, by := range []string{"turn", "client"} {
+		type counts struct{ requests, ttft float64 }
+		want := map[string]counts{}
+		for i := range recs {
+			r := &recs[i]
+			if r.Retried {
+				continue
+			}
+			k := strconv.Itoa(r.Turn)
+			if by == "client" {
+				k = strconv.Itoa(r.Client)
+			}
+			c := want[k]
+			c.requests++
+			if r.OK() && r.TTFTNs != nil {
+				c.ttft++
+			}
+			want[k] = c
+		}
+		for _, only := range []string{"ttft", ""} {
+			m, _ := runJSON(t, Options{Inputs: []string{path}, By: by, Only: only})
+			got := map[string]counts{}
+			for _, g := range m["groups"].([]any) {
+				g := g.(map[string]any)
+				ttft := g["metrics"].(map[string]any)["ttft_ms"].(map[string]any)["count"].(float64)
+				got[g["key"].(string)] = counts{g["requests"].(float64), ttft}
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("--by %s --only %q: groups %v, want %v", by, only, got, want)
+			}
+		}
+	}
 }
