@@ -51,6 +51,9 @@ type Files struct {
 	sequential bool
 	// chunkSize overrides parChunkSize (tests use small chunks).
 	chunkSize int
+	// maxAhead overrides how many Parquet row groups are decoded at once
+	// (aheadLimit; tests).
+	maxAhead int
 
 	started bool
 	idx     int
@@ -283,7 +286,7 @@ func (f *Files) prefetch() {
 	if f.sequential {
 		return
 	}
-	room := parquetAhead
+	room := aheadLimit(f.maxAhead)
 	if pd, ok := f.dec.(*ParquetDecoder); ok {
 		room -= len(pd.ahead)
 	}
@@ -363,7 +366,7 @@ func (f *Files) parquetDecoder(fh *os.File, path string) (*ParquetDecoder, error
 	if err != nil {
 		return nil, err
 	}
-	pd.cols, pd.bufs, pd.idle = f.Columns, &f.bufs, f.prefetch
+	pd.cols, pd.bufs, pd.idle, pd.maxAhead = f.Columns, &f.bufs, f.prefetch, f.maxAhead
 	return pd, nil
 }
 
