@@ -310,10 +310,10 @@ func (d *ParquetDecoder) fillBlock() {
 	if d.block == 0 {
 		d.block = parquetBlock
 	}
-	if len(d.buf) < d.block {
-		d.buf = make([]Record, d.block)
-	}
 	n := min(d.block, d.grp.n-d.grpRow)
+	if len(d.buf) < n { // no larger than needed: a small file has few rows
+		d.buf = make([]Record, min(d.block, d.grp.n))
+	}
 	d.grp.fill(d.buf[:n], d.grpRow)
 	d.grpRow += n
 	d.i, d.n = 0, n
