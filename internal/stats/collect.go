@@ -170,17 +170,17 @@ func (c *collector) readLive(fs *record.Files) error {
 	if c.live() {
 		batch = 1
 	}
-	n := 0
+	locked, n := false, 0
 	defer func() {
-		if n > 0 {
+		if locked {
 			c.mu.Unlock()
 		}
 	}()
 	for fs.Scan() {
-		if n == 0 {
+		if !locked {
 			c.mu.Lock()
+			locked = true
 			if c.stopped {
-				c.mu.Unlock()
 				return nil
 			}
 		}
@@ -189,7 +189,7 @@ func (c *collector) readLive(fs *record.Files) error {
 		}
 		if n++; n == batch {
 			c.mu.Unlock()
-			n = 0
+			locked, n = false, 0
 		}
 	}
 	return fs.Err()

@@ -1,7 +1,9 @@
 package stats
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -10,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mtkit/mtkit/internal/record"
 )
 
 // TestOnlySameNumbers: a report limited by --only has the request counts,
@@ -250,6 +254,52 @@ func TestByIntKeys(t *testing.T) {
 			if !maps.Equal(got, want) {
 				t.Errorf("--by %s --only %q: groups %v, want %v", by, only, got, want)
 			}
+		}
+	}
+}
+
+// TestReadLiveUnlocks: however reading ends (the end of the input, a
+// malformed line under --strict, the report already finished), from a
+// live input (a lock per record) or from a file (a lock per readBatch
+// records), readLive leaves the collector unlocked.
+func TestReadLiveUnlocks(t *testing.T) {
+	t.Parallel()
+	recs := genRecords(genConfig{seed: 3, run: "r", convs: 300, maxTurns: 4})
+	good := jsonl(t, recs)
+	bad := append(append(slices.Clone(good[:len(good)/2]), "{oops\n"...), good[len(good)/2:]...)
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		strict  bool
+		stopped bool
+		wantErr bool
+	}{
+		{"end", good, false, false, false},
+		{"strict", bad, true, false, true},
+		{"first record strict", append([]byte("{oops\n"), good...), true, false, true},
+		{"stopped", good, false, true, false},
+	} {
+		for _, stdin := range []bool{false, true} {
+			o := &Options{Only: "ttft", By: "turn", Strict: tc.strict, Err: io.Discard}
+			o.only, _ = parseOnly(o.Only)
+			fs := &record.Files{Paths: []string{writeTemp(t, "r.jsonl", tc.data)}}
+			if stdin {
+				o.Inputs, fs = []string{"-"}, &record.Files{Paths: []string{"-"}, Stdin: bytes.NewReader(tc.data)}
+			} else {
+				o.Inputs = fs.Paths
+			}
+			c, err := newCollector(o, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.stopped = tc.stopped
+			if err := c.readLive(fs); (err != nil) != tc.wantErr {
+				t.Errorf("%s (stdin %v): %v", tc.name, stdin, err)
+			}
+			if !c.mu.TryLock() {
+				t.Fatalf("%s (stdin %v): the collector is left locked", tc.name, stdin)
+			}
+			c.mu.Unlock()
 		}
 	}
 }
