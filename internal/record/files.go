@@ -278,7 +278,7 @@ func isParquet(r io.Reader) bool {
 // those already opened ahead) and starts decoding their row groups, so
 // that decoding runs on while the current input is consumed: a part of a
 // directory holds a single row group, and without this each part's group
-// would be decoded while Scan waits. At most parquetAhead row groups are
+// would be decoded while Scan waits. At most aheadLimit row groups are
 // under way across all inputs. An input that is not a regular Parquet
 // file, or fails to open, stops it; that input is opened in turn, its
 // errors reported then.

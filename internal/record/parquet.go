@@ -149,9 +149,9 @@ type ParquetDecoder struct {
 	// row not yet copied into buf (columnar mode).
 	grp    *groupColumns
 	grpRow int
-	block  int // rows per block; 0: parquetBlock
+	block  int // rows per block; 0: parquetBlock (tests set others)
 	// idle, if set, is called when every row group of this file is being
-	// decoded and fewer than parquetAhead are under way: Files starts
+	// decoded and fewer than aheadLimit are under way: Files starts
 	// decoding the next part then (see Files.prefetch).
 	idle func()
 	// maxAhead overrides aheadLimit's choice (tests).
@@ -240,14 +240,14 @@ func (d *ParquetDecoder) fill() (ok bool) {
 // same file or in the next part of a directory (Files.prefetch).
 const parquetAhead = 2
 
-// aheadLimit is how many row groups are decoded at once: max if set (by
+// aheadLimit is how many row groups are decoded at once: limit if set (by
 // tests), else parquetAhead, or one when Go runs on a single processor,
 // where decoding a second group ahead gains nothing and holds its columns
 // in memory (29 MB more at the peak of a default summary of 2 M records).
-func aheadLimit(max int) int {
+func aheadLimit(limit int) int {
 	switch {
-	case max > 0:
-		return max
+	case limit > 0:
+		return limit
 	case runtime.GOMAXPROCS(0) == 1:
 		return 1
 	}
@@ -268,7 +268,7 @@ type decodedGroup struct {
 }
 
 // fillColumnar makes the next block of rows of the current row group, or
-// else of the next non-empty one, d.buf. Up to parquetAhead row groups
+// else of the next non-empty one, d.buf. Up to aheadLimit row groups
 // are decoded concurrently (columns and row groups are independent), the
 // next one to hand over included; they are handed over in file order.
 // Once the last row group is under way, the room left goes to the next
