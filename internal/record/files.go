@@ -51,6 +51,9 @@ type Files struct {
 	sequential bool
 	// chunkSize overrides parChunkSize (tests use small chunks).
 	chunkSize int
+	// maxAhead overrides how many Parquet row groups are decoded at once
+	// (aheadLimit; tests).
+	maxAhead int
 
 	started bool
 	idx     int
@@ -275,7 +278,7 @@ func isParquet(r io.Reader) bool {
 // those already opened ahead) and starts decoding their row groups, so
 // that decoding runs on while the current input is consumed: a part of a
 // directory holds a single row group, and without this each part's group
-// would be decoded while Scan waits. At most parquetAhead row groups are
+// would be decoded while Scan waits. At most aheadLimit row groups are
 // under way across all inputs. An input that is not a regular Parquet
 // file, or fails to open, stops it; that input is opened in turn, its
 // errors reported then.
@@ -283,7 +286,7 @@ func (f *Files) prefetch() {
 	if f.sequential {
 		return
 	}
-	room := parquetAhead
+	room := aheadLimit(f.maxAhead)
 	if pd, ok := f.dec.(*ParquetDecoder); ok {
 		room -= len(pd.ahead)
 	}
@@ -363,7 +366,7 @@ func (f *Files) parquetDecoder(fh *os.File, path string) (*ParquetDecoder, error
 	if err != nil {
 		return nil, err
 	}
-	pd.cols, pd.bufs, pd.idle = f.Columns, &f.bufs, f.prefetch
+	pd.cols, pd.bufs, pd.idle, pd.maxAhead = f.Columns, &f.bufs, f.prefetch, f.maxAhead
 	return pd, nil
 }
 

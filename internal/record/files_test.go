@@ -188,18 +188,35 @@ func TestParseInput(t *testing.T) {
 }
 
 // FuzzParquetDecoder checks that a damaged Parquet file gives errors, not
-// panics.
+// panics, read whole and in blocks of a few rows with a column selection.
 func FuzzParquetDecoder(f *testing.F) {
 	data := encodeParquet(f, genRecords(31, 20))
 	f.Add(data)
 	f.Add(data[:len(data)/2])
 	f.Add([]byte("PAR1PAR1"))
-	f.Fuzz(func(t *testing.T, in []byte) {
-		dec, err := NewParquetDecoder(bytes.NewReader(in), int64(len(in)), "fuzz")
-		if err != nil {
-			return
+	recs := genRecords(32, 30)
+	for i := range recs {
+		if i%3 == 0 {
+			recs[i].TTFTNs, recs[i].ITLNs, recs[i].FirstToken = nil, nil, nil
+		} else {
+			recs[i].Error, recs[i].VerifyMismatch = "boom", Ptr(i%2 == 0)
 		}
-		for n := 0; dec.Scan() && n < 1000; n++ {
+	}
+	f.Add(encodeParquetGroups(f, recs, 7))
+	sel, err := NewColumns("turn", "ttft_ns", "phase", "error_class", "retried", "itl_ns", "error", "verify_mismatch")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for _, cols := range []*Columns{nil, sel} {
+			dec, err := NewParquetDecoder(bytes.NewReader(in), int64(len(in)), "fuzz")
+			if err != nil {
+				return
+			}
+			dec.cols, dec.block = cols, 3
+			for n := 0; dec.Scan() && n < 1000; n++ {
+			}
+			dec.Close()
 		}
 	})
 }

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"time"
-	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -138,28 +138,32 @@ func (e *ParquetEncoder) Close() error {
 // JSONDecoder: Scan, Record, Err; a row that fails validation is reported
 // as a *SyntaxError whose Line is the 1-based row number.
 type ParquetDecoder struct {
-	name string
-	cols *Columns // nil: every field (columnar mode only)
-	// optional are the fields of optional and list columns: a row group
-	// sets them only in the rows that have a value (columnar mode).
-	optional []*Field
-	g        *genericReader // nil in columnar mode
-	file     *parquet.File
-	groups   []parquet.RowGroup  // columnar mode: row groups left to read
-	ahead    []chan decodedGroup // columnar mode: row groups being decoded, in order
-	bufs     *groupBufs          // columnar mode: consumed buffers, maybe shared with other decoders
+	name   string
+	cols   *Columns       // nil: every field (columnar mode only)
+	g      *genericReader // nil in columnar mode
+	file   *parquet.File
+	groups []parquet.RowGroup  // columnar mode: row groups left to read
+	ahead  []chan decodedGroup // columnar mode: row groups being decoded, in order
+	bufs   *groupBufs          // columnar mode: consumed columns, maybe shared with other decoders
+	// grp is the row group whose rows Scan hands out, grpRow the first
+	// row not yet copied into buf (columnar mode).
+	grp    *groupColumns
+	grpRow int
+	block  int // rows per block; 0: parquetBlock (tests set others)
 	// idle, if set, is called when every row group of this file is being
-	// decoded and fewer than parquetAhead are under way: Files starts
+	// decoded and fewer than aheadLimit are under way: Files starts
 	// decoding the next part then (see Files.prefetch).
-	idle  func()
-	buf   []Record
-	i, n  int
-	row   int
-	cur   *Record // in buf
-	rec   Record  // zero: Record before the first Scan
-	err   error
-	done  bool
-	total int64
+	idle func()
+	// maxAhead overrides aheadLimit's choice (tests).
+	maxAhead int
+	buf      []Record
+	i, n     int
+	row      int
+	cur      *Record // in buf
+	rec      Record  // zero: Record before the first Scan
+	err      error
+	done     bool
+	total    int64
 }
 
 // NewParquetDecoder opens the Parquet file r of the given size; name is
@@ -177,14 +181,6 @@ func NewParquetDecoder(r io.ReaderAt, size int64, name string) (d *ParquetDecode
 	d = &ParquetDecoder{name: name, total: f.NumRows(), bufs: &groupBufs{}}
 	if columnarOK(f) {
 		d.file, d.groups = f, f.RowGroups()
-		schema := f.Schema()
-		for _, path := range schema.Columns() {
-			if leaf, ok := schema.Lookup(path...); ok && leaf.MaxDefinitionLevel > 0 {
-				if fd := parquetColumns[path[0]]; fd != nil {
-					d.optional = append(d.optional, fd)
-				}
-			}
-		}
 		return d, nil
 	}
 	if d.g, err = newGenericReader(f, name); err != nil { // see parquet_generic.go
@@ -244,24 +240,51 @@ func (d *ParquetDecoder) fill() (ok bool) {
 // same file or in the next part of a directory (Files.prefetch).
 const parquetAhead = 2
 
+// aheadLimit is how many row groups are decoded at once: limit if set (by
+// tests), else parquetAhead, or one when Go runs on a single processor,
+// where decoding a second group ahead gains nothing and holds its columns
+// in memory (29 MB more at the peak of a default summary of 2 M records).
+func aheadLimit(limit int) int {
+	switch {
+	case limit > 0:
+		return limit
+	case runtime.GOMAXPROCS(0) == 1:
+		return 1
+	}
+	return parquetAhead
+}
+
+// parquetBlock is how many rows of a decoded row group Scan copies into
+// records at once, column after column: few enough that the block of
+// records stays in the processor's cache meanwhile (a record is about
+// 520 bytes; filling the records of a whole row group one column at a
+// time cost a pass over memory per column).
+const parquetBlock = 256
+
 // decodedGroup is a row group decoded in the background.
 type decodedGroup struct {
-	recs []Record
+	cols *groupColumns
 	err  error
 }
 
-// fillColumnar makes the next non-empty row group d.buf. Up to
-// parquetAhead row groups are decoded concurrently (columns and row groups
-// are independent), the next one to hand over included; they are handed
-// over in file order. Once the last row group is under way, the room left
-// goes to the next inputs (idle).
+// fillColumnar makes the next block of rows of the current row group, or
+// else of the next non-empty one, d.buf. Up to aheadLimit row groups
+// are decoded concurrently (columns and row groups are independent), the
+// next one to hand over included; they are handed over in file order.
+// Once the last row group is under way, the room left goes to the next
+// inputs (idle).
 func (d *ParquetDecoder) fillColumnar() bool {
-	if d.buf != nil {
-		d.bufs.put(d.buf)
-		d.buf = nil
+	if d.grp != nil && d.grpRow < d.grp.n {
+		d.fillBlock()
+		return true
 	}
-	d.launch(parquetAhead - len(d.ahead))
-	if len(d.groups) == 0 && len(d.ahead) < parquetAhead && d.idle != nil {
+	if d.grp != nil {
+		d.bufs.put(d.grp)
+		d.grp = nil
+	}
+	n := aheadLimit(d.maxAhead)
+	d.launch(n - len(d.ahead))
+	if len(d.groups) == 0 && len(d.ahead) < n && d.idle != nil {
 		d.idle()
 	}
 	if len(d.ahead) == 0 {
@@ -277,8 +300,23 @@ func (d *ParquetDecoder) fillColumnar() bool {
 		d.err, d.done = fmt.Errorf("%s: parquet: row %d: %w", d.name, d.row+1, g.err), true
 		return false
 	}
-	d.buf, d.i, d.n = g.recs, 0, len(g.recs)
+	d.grp, d.grpRow = g.cols, 0
+	d.fillBlock()
 	return true
+}
+
+// fillBlock copies the next rows of the current row group into d.buf.
+func (d *ParquetDecoder) fillBlock() {
+	if d.block == 0 {
+		d.block = parquetBlock
+	}
+	n := min(d.block, d.grp.n-d.grpRow)
+	if len(d.buf) < n { // no larger than needed: a small file has few rows
+		d.buf = make([]Record, min(d.block, d.grp.n))
+	}
+	d.grp.fill(d.buf[:n], d.grpRow)
+	d.grpRow += n
+	d.i, d.n = 0, n
 }
 
 // launch starts decoding up to room more row groups in the background and
@@ -288,11 +326,10 @@ func (d *ParquetDecoder) launch(room int) int {
 	for started < room && len(d.groups) > 0 {
 		rg := d.groups[0]
 		d.groups = d.groups[1:]
-		n := int(rg.NumRows())
-		if n == 0 {
+		if rg.NumRows() == 0 {
 			continue
 		}
-		recs, used := d.bufs.get(n)
+		g := d.bufs.get()
 		ch := make(chan decodedGroup, 1)
 		d.ahead = append(d.ahead, ch)
 		started++
@@ -302,64 +339,33 @@ func (d *ParquetDecoder) launch(room int) int {
 					ch <- decodedGroup{err: fmt.Errorf("%v", p)}
 				}
 			}()
-			if used {
-				d.reset(recs) // a reused buffer holds the rows of an earlier group
-			}
-			err := readRowGroup(f, rg, recs, cols)
-			ch <- decodedGroup{recs: recs, err: err}
+			err := readRowGroup(f, rg, g, cols)
+			ch <- decodedGroup{cols: g, err: err}
 		}(d.file, d.cols)
 	}
 	return started
 }
 
-// groupBufs keeps the buffers of consumed row groups for reuse, so that
+// groupBufs keeps the columns of consumed row groups for reuse, so that
 // reading the parts of a directory does not allocate (and page-fault in)
-// a new buffer per part. It is used only by the goroutine that calls Scan.
-type groupBufs struct{ free [][]Record }
+// new ones per part. It is used only by the goroutine that calls Scan.
+type groupBufs struct{ free []*groupColumns }
 
-// get returns a buffer of n records: a kept one (used) or a new, zeroed one.
-func (b *groupBufs) get(n int) (recs []Record, used bool) {
-	for k := len(b.free) - 1; k >= 0; k-- {
-		if cap(b.free[k]) >= n {
-			recs = b.free[k][:n]
-			b.free = slices.Delete(b.free, k, k+1)
-			return recs, true
-		}
+// get returns a kept groupColumns, or a new one.
+func (b *groupBufs) get() *groupColumns {
+	if k := len(b.free) - 1; k >= 0 {
+		g := b.free[k]
+		b.free = b.free[:k]
+		return g
 	}
-	return make([]Record, n), false
+	return &groupColumns{}
 }
 
-// put keeps a consumed buffer; at most parquetAhead+1 are kept, as many
-// as are ever in use at once.
-func (b *groupBufs) put(recs []Record) {
+// put keeps consumed columns; at most parquetAhead+1 are kept, as many as
+// are ever in use at once.
+func (b *groupBufs) put(g *groupColumns) {
 	if len(b.free) <= parquetAhead {
-		b.free = append(b.free, recs[:0])
-	}
-}
-
-// reset readies a buffer of records decoded before for the next row
-// group. Only the fields of optional and list columns need zeroing: the
-// fields of required columns are set in every row, those of unread
-// columns never (clearing whole records was a sixth of the CPU time).
-func (d *ParquetDecoder) reset(recs []Record) {
-	for _, f := range d.optional {
-		if !d.cols.has(f.Index) {
-			continue
-		}
-		for i := range recs {
-			p := f.ptr(&recs[i])
-			switch f.Kind {
-			case KindString:
-				*(*string)(p) = ""
-			case KindInt64List:
-				*(*[]int64)(p) = nil
-			case KindInt64Ptr, KindFloat64Ptr, KindBoolPtr, KindTimePtr:
-				*(*unsafe.Pointer)(p) = nil
-			default:
-				clear(recs) // a kind not known to be optional: clear all
-				return
-			}
-		}
+		b.free = append(b.free, g)
 	}
 }
 
@@ -378,13 +384,16 @@ func (d *ParquetDecoder) Err() error { return d.err }
 // decoded ahead; it does not close the file.
 func (d *ParquetDecoder) Close() error {
 	for _, ch := range d.ahead {
-		if g := <-ch; g.recs != nil {
-			d.bufs.put(g.recs)
+		if g := <-ch; g.cols != nil {
+			d.bufs.put(g.cols)
 		}
 	}
 	d.ahead, d.groups = nil, nil
-	if d.buf != nil && d.g == nil {
-		d.bufs.put(d.buf)
+	if d.grp != nil {
+		d.bufs.put(d.grp)
+		d.grp = nil
+	}
+	if d.g == nil {
 		d.buf, d.cur = nil, nil
 	}
 	if d.g == nil {
@@ -395,11 +404,13 @@ func (d *ParquetDecoder) Close() error {
 
 // The columnar decoder reads a row group column by column, straight from
 // the typed page data, instead of reconstructing each row through
-// reflection: strings of dictionary columns are shared, and the optional
-// values and ITL lists of a row group share backing arrays, so a record
-// costs no allocation of its own. It handles the schema that
-// ParquetEncoder writes; any other file (older or newer columns, other
-// types or encodings) is read by parquet-go's generic reader instead.
+// reflection, into a slice per column indexed by row (groupColumns); Scan
+// then copies blocks of rows into records (groupColumns.fill). Strings of
+// dictionary columns are shared, and the optional values and ITL lists of
+// a row group share backing arrays, so a record costs no allocation of its
+// own. It handles the schema that ParquetEncoder writes; any other file
+// (older or newer columns, other types or encodings) is read by
+// parquet-go's generic reader instead.
 
 // errNotColumnar makes the decoder fall back to the generic reader.
 var errNotColumnar = errors.New("parquet: not the columnar layout")
@@ -420,21 +431,131 @@ func columnarOK(f *parquet.File) bool {
 	return parquet.EqualNodes(f.Schema(), want)
 }
 
-// columnReader fills the records of a row group from one column chunk.
+// groupColumns is a row group decoded: the values of each column read,
+// by row.
+type groupColumns struct {
+	n    int // rows
+	cols []colValues
+}
+
+// colValues are the values of one column of a row group, by row, in the
+// slice of its field's kind. Every row is set, to the zero value where
+// the column has none, so the slices of a consumed group can be reused;
+// the values that records point to (the pointer kinds' values) and the
+// elements of lists are in new arrays for every group, as records may be
+// kept after the next Scan.
+type colValues struct {
+	f       colSpec
+	present []bool      // pointer kinds: whether the row has a value
+	ints    []int64     // KindInt, KindInt64, KindInt64Ptr; ns of KindTime, KindTimePtr
+	floats  []float64   // KindFloat64Ptr
+	bools   []bool      // KindBool, KindBoolPtr
+	strs    []string    // KindString
+	times   []time.Time // KindTimePtr
+	lists   [][]int64   // KindInt64List
+}
+
+// reuse returns s with length n, reusing its array if it has room.
+func reuse[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}
+
+// size readies c for a row group of n rows.
+func (c *colValues) size(n int) {
+	switch c.f.Kind {
+	case KindInt, KindInt64, KindTime:
+		c.ints = reuse(c.ints, n)
+	case KindInt64Ptr:
+		c.present, c.ints = reuse(c.present, n), make([]int64, n)
+	case KindTimePtr:
+		c.present, c.ints, c.times = reuse(c.present, n), reuse(c.ints, n), make([]time.Time, n)
+	case KindFloat64Ptr:
+		c.present, c.floats = reuse(c.present, n), make([]float64, n)
+	case KindBool:
+		c.bools = reuse(c.bools, n)
+	case KindBoolPtr:
+		c.present, c.bools = reuse(c.present, n), make([]bool, n)
+	case KindString:
+		c.strs = reuse(c.strs, n)
+	case KindInt64List:
+		c.lists = reuse(c.lists, n)
+	}
+}
+
+// fill sets the fields read of the records blk to the values of rows
+// from, from+1, ... of g.
+func (g *groupColumns) fill(blk []Record, from int) {
+	to := from + len(blk)
+	for ci := range g.cols {
+		c := &g.cols[ci]
+		f := c.f
+		switch f.Kind {
+		case KindInt:
+			for k, v := range c.ints[from:to] {
+				*at[int](f, &blk[k]) = int(v)
+			}
+		case KindInt64:
+			fillVal(f, blk, c.ints[from:to])
+		case KindTime:
+			for k, v := range c.ints[from:to] {
+				*at[time.Time](f, &blk[k]) = time.Unix(0, v).UTC()
+			}
+		case KindString:
+			fillVal(f, blk, c.strs[from:to])
+		case KindBool:
+			fillVal(f, blk, c.bools[from:to])
+		case KindInt64List:
+			fillVal(f, blk, c.lists[from:to])
+		case KindInt64Ptr:
+			fillPtr(f, blk, c.present[from:to], c.ints[from:to])
+		case KindFloat64Ptr:
+			fillPtr(f, blk, c.present[from:to], c.floats[from:to])
+		case KindBoolPtr:
+			fillPtr(f, blk, c.present[from:to], c.bools[from:to])
+		case KindTimePtr:
+			fillPtr(f, blk, c.present[from:to], c.times[from:to])
+		}
+	}
+}
+
+// fillVal sets field f of each record of blk to its row's value.
+func fillVal[T any](f *Field, blk []Record, v []T) {
+	for k := range v {
+		*at[T](f, &blk[k]) = v[k]
+	}
+}
+
+// fillPtr points field f of each record of blk at its row's value, or
+// sets it nil where the row has none.
+func fillPtr[T any](f *Field, blk []Record, present []bool, v []T) {
+	for k, ok := range present {
+		var p *T
+		if ok {
+			p = &v[k]
+		}
+		*at[*T](f, &blk[k]) = p
+	}
+}
+
+// columnReader decodes one column chunk of a row group into col.
 type columnReader struct {
-	recs []Record
+	col  *colValues
 	leaf parquet.LeafColumn
-	spec colSpec
+	n    int // rows of the row group
 	row  int // next row to fill
 	strs []string
 	dict parquet.Dictionary
-	vals []parquet.Value
 }
 
-// readRowGroup decodes all rows of rg into recs (len = rg.NumRows()).
-// Only the columns of cols are read.
-func readRowGroup(f *parquet.File, rg parquet.RowGroup, recs []Record, cols *Columns) error {
+// readRowGroup decodes all rows of rg into g. Only the columns of cols
+// are read.
+func readRowGroup(f *parquet.File, rg parquet.RowGroup, g *groupColumns, cols *Columns) error {
 	schema := f.Schema()
+	g.n = int(rg.NumRows())
+	k := 0
 	for i, path := range schema.Columns() {
 		name := path[0]
 		spec, ok := parquetColumns[name]
@@ -448,14 +569,30 @@ func readRowGroup(f *parquet.File, rg parquet.RowGroup, recs []Record, cols *Col
 		if !cols.has(spec.Index) {
 			continue
 		}
-		cr := &columnReader{recs: recs, leaf: leaf, spec: spec}
+		if k == len(g.cols) {
+			g.cols = append(g.cols, colValues{f: spec})
+		} else if g.cols[k].f != spec {
+			g.cols[k] = colValues{f: spec}
+		}
+		col := &g.cols[k]
+		k++
+		col.size(g.n)
+		cr := &columnReader{col: col, leaf: leaf, n: g.n}
 		if err := cr.read(rg.ColumnChunks()[i]); err != nil {
 			return err
 		}
-		if cr.row != len(recs) {
-			return fmt.Errorf("column %s: %d of %d rows", name, cr.row, len(recs))
+		if cr.row != g.n {
+			return fmt.Errorf("column %s: %d of %d rows", name, cr.row, g.n)
+		}
+		if spec.Kind == KindTimePtr {
+			for r, ok := range col.present {
+				if ok {
+					col.times[r] = time.Unix(0, col.ints[r]).UTC()
+				}
+			}
 		}
 	}
+	g.cols = g.cols[:k]
 	return nil
 }
 
@@ -478,91 +615,118 @@ func (c *columnReader) read(cc parquet.ColumnChunk) error {
 	}
 }
 
-// present returns, for each level of the page, whether it carries a value;
-// nil means every row has one (a required column).
+// page decodes the values of page p into the rows it holds.
 func (c *columnReader) page(p parquet.Page) error {
 	defs := p.DefinitionLevels()
 	maxDef := byte(c.leaf.MaxDefinitionLevel)
-	n := int(p.NumValues())
-	if c.spec.Kind == KindInt64List {
+	col := c.col
+	if col.f.Kind == KindInt64List {
 		return c.listPage(p, defs, p.RepetitionLevels(), maxDef)
 	}
-	if c.row+n > len(c.recs) {
+	n := int(p.NumValues())
+	if c.row+n > c.n {
 		return fmt.Errorf("column %s: more values than rows", c.leaf.Path)
 	}
-	// next yields the row of each present value in order.
-	rows := c.recs[c.row : c.row+n]
-	c.row += n
-	each := func(fn func(r *Record, j int)) {
-		j := 0
-		for k := range rows {
-			if defs == nil || defs[k] == maxDef {
-				fn(&rows[k], j)
-				j++
-			}
-		}
+	if defs != nil && len(defs) != n {
+		return c.disagree()
 	}
-	switch c.spec.Kind {
+	lo, hi := c.row, c.row+n
+	c.row = hi
+	var present []bool
+	if col.present != nil {
+		present = col.present[lo:hi]
+	}
+	var ok bool
+	switch col.f.Kind {
 	case KindString:
-		return c.strings(p, each)
+		return c.strings(p, col.strs[lo:hi], defs, maxDef)
 	case KindBool, KindBoolPtr:
-		return c.bools(p, rows)
-	}
-	if p.Dictionary() != nil {
-		return errNotColumnar
-	}
-	data := p.Data()
-	f := c.spec
-	switch f.Kind {
-	case KindInt:
-		v := data.Int64()
-		if defs == nil { // required: one value per row
-			for k := range rows {
-				*at[int](f, &rows[k]) = int(v[k])
-			}
-			break
-		}
-		each(func(r *Record, j int) { *at[int](f, r) = int(v[j]) })
-	case KindInt64:
-		v := data.Int64()
-		if defs == nil {
-			for k := range rows {
-				*at[int64](f, &rows[k]) = v[k]
-			}
-			break
-		}
-		each(func(r *Record, j int) { *at[int64](f, r) = v[j] })
-	case KindInt64Ptr:
-		v := data.Int64()
-		buf := slices.Clone(v) // a copy not zeroed first
-		each(func(r *Record, j int) { *at[*int64](f, r) = &buf[j] })
-	case KindFloat64Ptr:
-		v := data.Double()
-		buf := slices.Clone(v)
-		each(func(r *Record, j int) { *at[*float64](f, r) = &buf[j] })
-	case KindTime:
-		v := data.Int64()
-		if defs == nil {
-			for k := range rows {
-				*at[time.Time](f, &rows[k]) = time.Unix(0, v[k]).UTC()
-			}
-			break
-		}
-		each(func(r *Record, j int) { *at[time.Time](f, r) = time.Unix(0, v[j]).UTC() })
-	case KindTimePtr:
-		v := data.Int64()
-		buf := make([]time.Time, len(v))
-		for j := range v {
-			buf[j] = time.Unix(0, v[j]).UTC()
-		}
-		each(func(r *Record, j int) { *at[*time.Time](f, r) = &buf[j] })
+		data := p.Data()
+		ok = scatterBits(col.bools[lo:hi], present, defs, maxDef, data.Boolean())
 	default:
-		return errNotColumnar
+		if p.Dictionary() != nil {
+			return errNotColumnar
+		}
+		data := p.Data()
+		switch col.f.Kind {
+		case KindInt, KindInt64, KindTime, KindInt64Ptr, KindTimePtr:
+			ok = scatter(col.ints[lo:hi], present, defs, maxDef, data.Int64())
+		case KindFloat64Ptr:
+			ok = scatter(col.floats[lo:hi], present, defs, maxDef, data.Double())
+		default:
+			return errNotColumnar
+		}
+	}
+	if !ok {
+		return c.disagree()
 	}
 	return nil
 }
 
-func (c *columnReader) strings(p parquet.Page, each func(func(*Record, int))) error {
+func (c *columnReader) disagree() error {
+	return fmt.Errorf("column %s: levels and values disagree", c.leaf.Path)
+}
+
+// scatter sets the rows dst of a page from its values v, one per row whose
+// definition level is maxDef (every row when defs is nil), and the zero
+// value elsewhere; present, if not nil, records which rows have one. It
+// reports false when there are fewer values than that.
+func scatter[T any](dst []T, present []bool, defs []byte, maxDef byte, v []T) bool {
+	if defs == nil {
+		if len(v) < len(dst) {
+			return false
+		}
+		copy(dst, v)
+		for k := range present {
+			present[k] = true
+		}
+		return true
+	}
+	var zero T
+	j := 0
+	for k, d := range defs {
+		has := d == maxDef
+		if has {
+			if j >= len(v) {
+				return false
+			}
+			dst[k] = v[j]
+			j++
+		} else {
+			dst[k] = zero
+		}
+		if present != nil {
+			present[k] = has
+		}
+	}
+	return true
+}
+
+// scatterBits is scatter for booleans, whose values are packed eight to a
+// byte, least significant bit first.
+func scatterBits(dst []bool, present []bool, defs []byte, maxDef byte, bits []byte) bool {
+	j := 0
+	for k := range dst {
+		has := defs == nil || defs[k] == maxDef
+		if has {
+			if j>>3 >= len(bits) {
+				return false
+			}
+			dst[k] = bits[j>>3]>>(j&7)&1 != 0
+			j++
+		} else {
+			dst[k] = false
+		}
+		if present != nil {
+			present[k] = has
+		}
+	}
+	return true
+}
+
+// strings decodes a page of a string column, dictionary-encoded or plain,
+// into its rows dst.
+func (c *columnReader) strings(p parquet.Page, dst []string, defs []byte, maxDef byte) error {
 	if d := p.Dictionary(); d != nil {
 		if d != c.dict {
 			c.dict = d
@@ -575,59 +739,43 @@ func (c *columnReader) strings(p parquet.Page, each func(func(*Record, int))) er
 		}
 		iv := p.Data()
 		idx := iv.Int32()
-		var bad bool
-		each(func(r *Record, j int) {
-			if x := int(idx[j]); x < len(c.strs) && x >= 0 {
-				*at[string](c.spec, r) = c.strs[x]
-			} else {
-				bad = true
+		j := 0
+		for k := range dst {
+			if defs != nil && defs[k] != maxDef {
+				dst[k] = ""
+				continue
 			}
-		})
-		if bad {
-			return fmt.Errorf("column %s: dictionary index out of range", c.leaf.Path)
+			if j >= len(idx) {
+				return c.disagree()
+			}
+			x := int(idx[j])
+			j++
+			if x < 0 || x >= len(c.strs) {
+				return fmt.Errorf("column %s: dictionary index out of range", c.leaf.Path)
+			}
+			dst[k] = c.strs[x]
 		}
 		return nil
 	}
 	pv := p.Data()
 	data, off := pv.ByteArray()
-	if len(off) == 0 {
-		each(func(*Record, int) {})
-		return nil
-	}
-	each(func(r *Record, j int) {
-		if j+1 < len(off) {
-			*at[string](c.spec, r) = string(data[off[j]:off[j+1]])
-		}
-	})
-	return nil
-}
-
-func (c *columnReader) bools(p parquet.Page, rows []Record) error {
-	if cap(c.vals) < len(rows) {
-		c.vals = make([]parquet.Value, len(rows))
-	}
-	vals := c.vals[:len(rows)]
-	n, err := p.Values().ReadValues(vals)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	if n != len(rows) {
-		return fmt.Errorf("column %s: %d of %d values", c.leaf.Path, n, len(rows))
-	}
-	for k, v := range vals {
-		if v.IsNull() {
+	j := 0
+	for k := range dst {
+		if defs != nil && defs[k] != maxDef {
+			dst[k] = ""
 			continue
 		}
-		if c.spec.Kind == KindBool {
-			*at[bool](c.spec, &rows[k]) = v.Boolean()
-		} else {
-			b := v.Boolean()
-			*at[*bool](c.spec, &rows[k]) = &b
+		if j+1 >= len(off) {
+			return c.disagree()
 		}
+		dst[k] = string(data[off[j]:off[j+1]])
+		j++
 	}
 	return nil
 }
 
+// listPage decodes a page of an int64 list column: levels with
+// repetition level 0 start a row.
 func (c *columnReader) listPage(p parquet.Page, defs, reps []byte, maxDef byte) error {
 	if p.Dictionary() != nil {
 		return errNotColumnar
@@ -635,22 +783,24 @@ func (c *columnReader) listPage(p parquet.Page, defs, reps []byte, maxDef byte) 
 	pv := p.Data()
 	v := pv.Int64()
 	buf := slices.Clone(v) // the page's memory is released
-	j, start := 0, -1      // start: index in buf of the current row's first element
+	lists := c.col.lists
+	j, start := 0, -1 // start: index in buf of the current row's first element
 	for k := range defs {
 		if reps == nil || reps[k] == 0 {
 			c.row++
 			start = -1
-			if c.row > len(c.recs) {
+			if c.row > c.n {
 				return fmt.Errorf("column %s: more lists than rows", c.leaf.Path)
 			}
+			lists[c.row-1] = nil
 		}
 		if defs[k] != maxDef {
 			continue
 		}
 		if j >= len(buf) || c.row == 0 {
-			return fmt.Errorf("column %s: levels and values disagree", c.leaf.Path)
+			return c.disagree()
 		}
-		l := at[[]int64](c.spec, &c.recs[c.row-1])
+		l := &lists[c.row-1]
 		switch {
 		case start >= 0:
 			*l = buf[start : j+1 : j+1]

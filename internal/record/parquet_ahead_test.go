@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -126,13 +127,20 @@ func TestFilesParquetAhead(t *testing.T) {
 // TestFilesParquetAheadStarts: once the first part's rows are handed out,
 // the next part is already being decoded (with one row group per part,
 // the decoder would otherwise wait for each part in turn), and never more
-// than parquetAhead row groups are under way; Close stops early without
-// leaking the parts opened ahead.
+// than parquetAhead row groups are under way; with a limit of one row
+// group (a single processor) nothing is decoded ahead. Close stops early
+// without leaking the parts opened ahead.
 func TestFilesParquetAheadStarts(t *testing.T) {
 	t.Parallel()
+	for _, limit := range []int{parquetAhead, 1} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) { testAheadStarts(t, limit) })
+	}
+}
+
+func testAheadStarts(t *testing.T, limit int) {
 	recs := genRecords(5, 600)
 	dir := writeParts(t, recs, []int{100, 100, 100, 100, 100, 100}, 100)
-	f := &Files{Paths: []string{dir}}
+	f := &Files{Paths: []string{dir}, maxAhead: limit}
 	inFlight := func() int {
 		n := len(f.dec.(*ParquetDecoder).ahead)
 		for _, s := range f.ahead {
@@ -147,10 +155,11 @@ func TestFilesParquetAheadStarts(t *testing.T) {
 		if i%100 != 0 {
 			continue
 		}
-		if len(f.ahead) != 1 {
-			t.Fatalf("record %d: %d parts decoded ahead, want 1", i, len(f.ahead))
+		want := min(limit-1, 1)
+		if len(f.ahead) != want {
+			t.Fatalf("record %d: %d parts decoded ahead, want %d", i, len(f.ahead), want)
 		}
-		if n := inFlight(); n < 1 || n > parquetAhead {
+		if n := inFlight(); n < want || n > limit-1 {
 			t.Fatalf("record %d: %d row groups under way", i, n)
 		}
 	}
@@ -159,5 +168,21 @@ func TestFilesParquetAheadStarts(t *testing.T) {
 	}
 	if len(f.ahead) != 0 {
 		t.Errorf("%d inputs still open ahead after Close", len(f.ahead))
+	}
+}
+
+// TestAheadLimit: two row groups are decoded at once, one when Go runs on
+// a single processor, unless a test sets the limit.
+func TestAheadLimit(t *testing.T) { // not parallel: it sets GOMAXPROCS
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	if n := aheadLimit(0); n != parquetAhead {
+		t.Errorf("2 processors: %d row groups, want %d", n, parquetAhead)
+	}
+	runtime.GOMAXPROCS(1)
+	if n := aheadLimit(0); n != 1 {
+		t.Errorf("1 processor: %d row groups, want 1", n)
+	}
+	if n := aheadLimit(3); n != 3 {
+		t.Errorf("limit 3: %d row groups", n)
 	}
 }

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -274,5 +275,61 @@ func TestParquetColumnar(t *testing.T) {
 	old := decodeParquet(t, buf.Bytes())
 	if len(old) != 1 || old[0].RunID != "old" || old[0].Seq != 7 || !old[0].Start.Equal(ts) || old[0].TTFTNs != nil {
 		t.Errorf("older schema: %+v", old)
+	}
+}
+
+// TestParquetBlocks: the columnar decoder hands out a row group in blocks
+// of rows, copied column by column from the group's decoded columns into
+// records it reuses; whatever the block size (one row, blocks that do not
+// divide the row groups, blocks larger than a group), every field and
+// selection reads as the generic (row by row) decoder reads it, over row
+// groups alternating between rows with every optional value, list and
+// plain string and rows with none, lists spanning pages, and records
+// kept from earlier blocks keep their values.
+func TestParquetBlocks(t *testing.T) {
+	t.Parallel()
+	recs := genRecords(51, 1300)
+	for i := range recs {
+		if (i/300)%2 == 1 {
+			recs[i].TTFTNs, recs[i].TPOTNs, recs[i].ITLNs, recs[i].FirstToken, recs[i].CachedTokens = nil, nil, nil, nil, nil
+		} else {
+			recs[i].Error, recs[i].VerifyMismatch, recs[i].Backend = fmt.Sprint("boom ", i%7), Ptr(i%3 == 0), "b1"
+		}
+	}
+	recs[5].ITLNs = make([]int64, 30000) // spans pages
+	for i := range recs[5].ITLNs {
+		recs[5].ITLNs[i] = int64(i)
+	}
+	data := encodeParquetGroups(t, recs, 300)
+	if !IsColumnar(data) {
+		t.Fatal("not read by the columnar decoder")
+	}
+	if d := diffRecords(recs, decodeGeneric(t, data)); d != "" {
+		t.Fatalf("generic decoder: %s", d)
+	}
+	sel, err := NewColumns("turn", "ttft_ns", "phase", "error_class", "retried", "itl_ns", "error", "first_token", "verify_mismatch", "tpot_ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range []int{1, 7, 256, 299, 300, 301, 5000} {
+		for _, cols := range []*Columns{nil, sel} {
+			dec, err := NewParquetDecoder(bytes.NewReader(data), int64(len(data)), "x.parquet")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec.cols, dec.block = cols, block
+			got := decodeAll(t, dec)
+			dec.Close()
+			want := recs
+			if cols != nil {
+				want = make([]Record, len(recs))
+				for i := range recs {
+					want[i] = project(recs[i], cols)
+				}
+			}
+			if d := diffRecords(want, got); d != "" {
+				t.Fatalf("block %d, columns %v: %s", block, cols != nil, d)
+			}
+		}
 	}
 }

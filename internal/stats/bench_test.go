@@ -3,6 +3,8 @@ package stats
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -64,4 +66,28 @@ func BenchmarkDescribeSmall(b *testing.B) {
 		}
 		s.describe()
 	}
+}
+
+// BenchmarkByTurnOnly is mtstats --format json --by turn --only ttft (the
+// per-turn TTFT question mtbench puts to mtstats and DuckDB) on a Parquet
+// file, or on MTKIT_DECODE_BENCH_DIR's records.parquet when set (the 2 M
+// records mtbench writes), in records per CPU-second:
+//
+//	go test -run '^$' -bench ByTurnOnly -cpu 1,2 ./internal/stats/
+func BenchmarkByTurnOnly(b *testing.B) {
+	path := filepath.Join(os.Getenv("MTKIT_DECODE_BENCH_DIR"), "records.parquet")
+	n := 2_000_000
+	if os.Getenv("MTKIT_DECODE_BENCH_DIR") == "" {
+		recs := genRecords(genConfig{seed: 1, run: "bench", convs: 20000, maxTurns: 10, itl: true})
+		path, n = writeTemp(b, "r.parquet", parquetBytes(b, recs)), len(recs)
+	}
+	cpu := cputime.Process()
+	for b.Loop() {
+		o := Options{Inputs: []string{path}, Out: io.Discard, Err: io.Discard, Format: FormatJSON, By: "turn", Only: "ttft"}
+		if err := Run(context.Background(), o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "records/s")
+	b.ReportMetric(float64(b.N*n)/(cputime.Process()-cpu).Seconds(), "records/cpu-s")
 }

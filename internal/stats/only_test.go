@@ -1,14 +1,19 @@
 package stats
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mtkit/mtkit/internal/record"
 )
 
 // TestOnlySameNumbers: a report limited by --only has the request counts,
@@ -205,4 +210,96 @@ func FuzzParseOnly(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestByIntKeys: --by turn and --by client find most groups by their
+// integer key (collector.byInt) and the others, negative or too large,
+// by their string key; every group gets exactly its records, whichever
+// way it was found, the order in which keys first appear included.
+func TestByIntKeys(t *testing.T) {
+	t.Parallel()
+	recs := genRecords(genConfig{seed: 9, run: "r", convs: 60, maxTurns: 6, failEvery: 7})
+	keys := []int{3, -2, 0, maxIntGroup, 1, maxIntGroup + 3, 3, 70, -2, 0}
+	for i := range recs {
+		recs[i].Turn, recs[i].Client = keys[i%len(keys)], keys[(i*7)%len(keys)]
+	}
+	path := writeTemp(t, "r.parquet", parquetBytes(t, recs))
+	for _, by := range []string{"turn", "client"} {
+		type counts struct{ requests, ttft float64 }
+		want := map[string]counts{}
+		for i := range recs {
+			r := &recs[i]
+			if r.Retried {
+				continue
+			}
+			k := strconv.Itoa(r.Turn)
+			if by == "client" {
+				k = strconv.Itoa(r.Client)
+			}
+			c := want[k]
+			c.requests++
+			if r.OK() && r.TTFTNs != nil {
+				c.ttft++
+			}
+			want[k] = c
+		}
+		for _, only := range []string{"ttft", ""} {
+			m, _ := runJSON(t, Options{Inputs: []string{path}, By: by, Only: only})
+			got := map[string]counts{}
+			for _, g := range m["groups"].([]any) {
+				g := g.(map[string]any)
+				ttft := g["metrics"].(map[string]any)["ttft_ms"].(map[string]any)["count"].(float64)
+				got[g["key"].(string)] = counts{g["requests"].(float64), ttft}
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("--by %s --only %q: groups %v, want %v", by, only, got, want)
+			}
+		}
+	}
+}
+
+// TestReadLiveUnlocks: however reading ends (the end of the input, a
+// malformed line under --strict, the report already finished), from a
+// live input (a lock per record) or from a file (a lock per readBatch
+// records), readLive leaves the collector unlocked.
+func TestReadLiveUnlocks(t *testing.T) {
+	t.Parallel()
+	recs := genRecords(genConfig{seed: 3, run: "r", convs: 300, maxTurns: 4})
+	good := jsonl(t, recs)
+	bad := append(append(slices.Clone(good[:len(good)/2]), "{oops\n"...), good[len(good)/2:]...)
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		strict  bool
+		stopped bool
+		wantErr bool
+	}{
+		{"end", good, false, false, false},
+		{"strict", bad, true, false, true},
+		{"first record strict", append([]byte("{oops\n"), good...), true, false, true},
+		{"stopped", good, false, true, false},
+	} {
+		for _, stdin := range []bool{false, true} {
+			o := &Options{Only: "ttft", By: "turn", Strict: tc.strict, Err: io.Discard}
+			o.only, _ = parseOnly(o.Only)
+			fs := &record.Files{Paths: []string{writeTemp(t, "r.jsonl", tc.data)}}
+			if stdin {
+				o.Inputs, fs = []string{"-"}, &record.Files{Paths: []string{"-"}, Stdin: bytes.NewReader(tc.data)}
+			} else {
+				o.Inputs = fs.Paths
+			}
+			c, err := newCollector(o, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.stopped = tc.stopped
+			if err := c.readLive(fs); (err != nil) != tc.wantErr {
+				t.Errorf("%s (stdin %v): %v", tc.name, stdin, err)
+			}
+			if !c.mu.TryLock() {
+				t.Fatalf("%s (stdin %v): the collector is left locked", tc.name, stdin)
+			}
+			c.mu.Unlock()
+		}
+	}
 }
