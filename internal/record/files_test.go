@@ -203,6 +203,7 @@ func FuzzParquetDecoder(f *testing.F) {
 		}
 	}
 	f.Add(encodeParquetGroups(f, recs, 7))
+	f.Add(claimRows(f, data, 1<<34))
 	sel, err := NewColumns("turn", "ttft_ns", "phase", "error_class", "retried", "itl_ns", "error", "verify_mismatch")
 	if err != nil {
 		f.Fatal(err)

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -174,6 +175,9 @@ func NewParquetDecoder(r io.ReaderAt, size int64, name string) (d *ParquetDecode
 			d, err = nil, fmt.Errorf("%s: parquet: %v", name, p)
 		}
 	}()
+	if err := checkFooterLength(r, size); err != nil {
+		return nil, fmt.Errorf("%s: parquet: %w", name, err)
+	}
 	f, err := parquet.OpenFile(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: parquet: %w", name, err)
@@ -188,6 +192,27 @@ func NewParquetDecoder(r io.ReaderAt, size int64, name string) (d *ParquetDecode
 	}
 	d.buf = make([]Record, parquetBatch)
 	return d, nil
+}
+
+// checkFooterLength checks the footer length a Parquet file's last eight
+// bytes give against the file's size. parquet-go makes room for the
+// length it reads before reading: a damaged length (up to 4 GB) in a
+// small file cost that much memory and seconds of clearing it.
+func checkFooterLength(r io.ReaderAt, size int64) error {
+	if size < 8 {
+		return nil // parquet-go reports the missing header or footer
+	}
+	var tail [8]byte
+	if _, err := r.ReadAt(tail[:], size-8); err != nil {
+		return nil // parquet-go reports it
+	}
+	if string(tail[4:]) != "PAR1" {
+		return nil
+	}
+	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > size-12 {
+		return fmt.Errorf("footer of %d bytes in a file of %d bytes (damaged or cut short)", n, size)
+	}
+	return nil
 }
 
 // NumRows is the number of rows the file holds.
@@ -455,33 +480,70 @@ type colValues struct {
 	lists   [][]int64   // KindInt64List
 }
 
-// reuse returns s with length n, reusing its array if it has room.
-func reuse[T any](s []T, n int) []T {
+// presize bounds the rows a column's slices get room for before its
+// pages are read. A row group's row count is the footer's claim: a
+// damaged footer can claim billions of rows, and room made for them at
+// once would end the process (a fatal out-of-memory error, which no
+// recover catches). Past presize (the row groups mtrun writes fit) the
+// slices grow with the rows the pages actually hold.
+const presize = ParquetRowGroupRows
+
+// extend returns s with length n, growing its array (amortized, as
+// append does) when it has no room.
+func extend[T any](s []T, n int) []T {
 	if cap(s) >= n {
 		return s[:n]
 	}
-	return make([]T, n)
+	return append(s[:cap(s)], make([]T, n-cap(s))...)
 }
 
-// size readies c for a row group of n rows.
+// fresh returns an empty slice with room for n values in a new array.
+func fresh[T any](n int) []T { return make([]T, 0, n) }
+
+// size readies c for a row group of n rows: its slices are emptied, with
+// room for min(n, presize) rows; grow lengthens them as pages are read.
 func (c *colValues) size(n int) {
+	room := min(n, presize)
 	switch c.f.Kind {
 	case KindInt, KindInt64, KindTime:
-		c.ints = reuse(c.ints, n)
+		c.ints = c.ints[:0]
 	case KindInt64Ptr:
-		c.present, c.ints = reuse(c.present, n), make([]int64, n)
+		c.present, c.ints = c.present[:0], fresh[int64](room)
 	case KindTimePtr:
-		c.present, c.ints, c.times = reuse(c.present, n), reuse(c.ints, n), make([]time.Time, n)
+		c.present, c.ints, c.times = c.present[:0], c.ints[:0], fresh[time.Time](room)
 	case KindFloat64Ptr:
-		c.present, c.floats = reuse(c.present, n), make([]float64, n)
+		c.present, c.floats = c.present[:0], fresh[float64](room)
 	case KindBool:
-		c.bools = reuse(c.bools, n)
+		c.bools = c.bools[:0]
 	case KindBoolPtr:
-		c.present, c.bools = reuse(c.present, n), make([]bool, n)
+		c.present, c.bools = c.present[:0], fresh[bool](room)
 	case KindString:
-		c.strs = reuse(c.strs, n)
+		c.strs = c.strs[:0]
 	case KindInt64List:
-		c.lists = reuse(c.lists, n)
+		c.lists = c.lists[:0]
+	}
+	c.grow(room)
+}
+
+// grow lengthens c's slices of its kind to n rows (never shortens them).
+func (c *colValues) grow(n int) {
+	switch c.f.Kind {
+	case KindInt, KindInt64, KindTime:
+		c.ints = extend(c.ints, max(n, len(c.ints)))
+	case KindInt64Ptr:
+		c.present, c.ints = extend(c.present, max(n, len(c.present))), extend(c.ints, max(n, len(c.ints)))
+	case KindTimePtr:
+		c.present, c.ints, c.times = extend(c.present, max(n, len(c.present))), extend(c.ints, max(n, len(c.ints))), extend(c.times, max(n, len(c.times)))
+	case KindFloat64Ptr:
+		c.present, c.floats = extend(c.present, max(n, len(c.present))), extend(c.floats, max(n, len(c.floats)))
+	case KindBool:
+		c.bools = extend(c.bools, max(n, len(c.bools)))
+	case KindBoolPtr:
+		c.present, c.bools = extend(c.present, max(n, len(c.present))), extend(c.bools, max(n, len(c.bools)))
+	case KindString:
+		c.strs = extend(c.strs, max(n, len(c.strs)))
+	case KindInt64List:
+		c.lists = extend(c.lists, max(n, len(c.lists)))
 	}
 }
 
@@ -632,6 +694,7 @@ func (c *columnReader) page(p parquet.Page) error {
 	}
 	lo, hi := c.row, c.row+n
 	c.row = hi
+	col.grow(hi)
 	var present []bool
 	if col.present != nil {
 		present = col.present[lo:hi]
@@ -782,7 +845,8 @@ func (c *columnReader) listPage(p parquet.Page, defs, reps []byte, maxDef byte) 
 	}
 	pv := p.Data()
 	v := pv.Int64()
-	buf := slices.Clone(v) // the page's memory is released
+	buf := slices.Clone(v)                // the page's memory is released
+	c.col.grow(min(c.row+len(defs), c.n)) // a page holds at most one row per level
 	lists := c.col.lists
 	j, start := 0, -1 // start: index in buf of the current row's first element
 	for k := range defs {

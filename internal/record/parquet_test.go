@@ -2,10 +2,12 @@ package record
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/mtkit/mtkit/internal/cputime"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // diffRecords compares records; time.Time fields compare with Equal (the
@@ -181,6 +185,103 @@ func TestParquetDecoderBadFile(t *testing.T) {
 	if fs.Err() == nil {
 		t.Error("no error for a parquet file without footer")
 	}
+}
+
+// claimRows returns the Parquet file data with a footer that claims rows
+// rows in the file and in its first row group, as a damaged footer can.
+func claimRows(t testing.TB, data []byte, rows int64) []byte {
+	t.Helper()
+	n := len(data)
+	flen := int(binary.LittleEndian.Uint32(data[n-8 : n-4]))
+	var md format.FileMetaData
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), data[n-8-flen:n-8], &md); err != nil {
+		t.Fatal(err)
+	}
+	md.NumRows, md.RowGroups[0].NumRows = rows, rows
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append([]byte{}, data[:n-8-flen]...)
+	out = append(out, footer...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
+	return append(out, "PAR1"...)
+}
+
+// TestParquetClaimedRows reads files whose footer claims more rows than
+// their pages hold, up to 2^40: the error names the file, the column and
+// both counts, and room is made only for the rows the pages hold (room
+// made for the claim at once was a fatal out-of-memory error).
+func TestParquetClaimedRows(t *testing.T) {
+	data := encodeParquet(t, genRecords(41, 20))
+	byTurn, err := NewColumns("turn", "ttft_ns", "phase", "error_class", "retried", "itl_ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rows := range []int64{21, 1 << 34, 1 << 40} {
+		for _, cols := range []*Columns{nil, byTurn} {
+			t.Run(fmt.Sprintf("%d/%v", rows, cols != nil), func(t *testing.T) {
+				p := filepath.Join(t.TempDir(), "claims.parquet")
+				if err := os.WriteFile(p, claimRows(t, data, rows), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				fs := &Files{Paths: []string{p}, Columns: cols}
+				for fs.Scan() {
+				}
+				runtime.ReadMemStats(&after)
+				err := fs.Err()
+				if err == nil {
+					t.Fatal("no error")
+				}
+				want := fmt.Sprintf("20 of %d rows", rows)
+				if msg := err.Error(); !strings.Contains(msg, "claims.parquet") || !strings.Contains(msg, want) || !strings.Contains(msg, "column ") {
+					t.Errorf("error %q, want the file, a column and %q", msg, want)
+				}
+				if got := after.TotalAlloc - before.TotalAlloc; got > 512<<20 {
+					t.Errorf("allocated %d MB for a 20-row file", got>>20)
+				}
+			})
+		}
+	}
+}
+
+// TestParquetFooterLength opens files whose last bytes claim a footer
+// longer than the file: the error names the file and both sizes, and no
+// room is made for the claim (parquet-go makes it before reading, up to
+// 4 GB and seconds of clearing it).
+func TestParquetFooterLength(t *testing.T) {
+	data := encodeParquet(t, genRecords(42, 5))
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"magic only", []byte("PAR1PAR1"), "footer of 827474256 bytes in a file of 8 bytes"},
+		{"2 GB footer", withFooterLength(data, 1<<31), fmt.Sprintf("footer of %d bytes in a file of %d bytes", 1<<31, len(data))},
+		{"one byte too long", withFooterLength(data, uint32(len(data)-11)), fmt.Sprintf("footer of %d bytes in a file of %d bytes", len(data)-11, len(data))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := NewParquetDecoder(bytes.NewReader(tc.data), int64(len(tc.data)), "f.parquet")
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.HasPrefix(err.Error(), "f.parquet: parquet: ") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want f.parquet and %q", err, tc.want)
+			}
+			if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+				t.Errorf("allocated %d KB", got>>10)
+			}
+		})
+	}
+}
+
+// withFooterLength returns data with its footer length set to n.
+func withFooterLength(data []byte, n uint32) []byte {
+	out := append([]byte{}, data...)
+	binary.LittleEndian.PutUint32(out[len(out)-8:], n)
+	return out
 }
 
 func BenchmarkDecode(b *testing.B) {
