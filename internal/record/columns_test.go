@@ -21,6 +21,19 @@ func project(r Record, cols *Columns) Record {
 	return r
 }
 
+// projectAll returns recs projected on cols (recs itself when cols is
+// nil: every field is read).
+func projectAll(recs []Record, cols *Columns) []Record {
+	if cols == nil {
+		return recs
+	}
+	out := make([]Record, len(recs))
+	for i := range recs {
+		out[i] = project(recs[i], cols)
+	}
+	return out
+}
+
 // readFiles reads every record of fs; a problem fails the test.
 func readFiles(t *testing.T, fs *Files) []Record {
 	t.Helper()
@@ -63,10 +76,7 @@ func TestColumns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := make([]Record, len(recs))
-		for i := range recs {
-			want[i] = project(recs[i], cols)
-		}
+		want := projectAll(recs, cols)
 		for _, in := range []struct {
 			path       string
 			sequential bool
@@ -142,14 +152,7 @@ func TestParquetBufferReuse(t *testing.T) {
 	}
 	for _, cols := range []*Columns{nil, sel} {
 		got := readFiles(t, &Files{Paths: []string{path}, Columns: cols})
-		want := recs
-		if cols != nil {
-			want = make([]Record, len(recs))
-			for i := range recs {
-				want[i] = project(recs[i], cols)
-			}
-		}
-		if d := diffRecords(want, got); d != "" {
+		if d := diffRecords(projectAll(recs, cols), got); d != "" {
 			t.Fatalf("columns %v: %s", cols != nil, d)
 		}
 	}

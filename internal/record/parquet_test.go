@@ -421,14 +421,7 @@ func TestParquetBlocks(t *testing.T) {
 			dec.cols, dec.block = cols, block
 			got := decodeAll(t, dec)
 			dec.Close()
-			want := recs
-			if cols != nil {
-				want = make([]Record, len(recs))
-				for i := range recs {
-					want[i] = project(recs[i], cols)
-				}
-			}
-			if d := diffRecords(want, got); d != "" {
+			if d := diffRecords(projectAll(recs, cols), got); d != "" {
 				t.Fatalf("block %d, columns %v: %s", block, cols != nil, d)
 			}
 		}
