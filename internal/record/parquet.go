@@ -488,10 +488,13 @@ type colValues struct {
 // slices grow with the rows the pages actually hold.
 const presize = ParquetRowGroupRows
 
-// extend returns s with length n, growing its array (amortized, as
-// append does) when it has no room.
+// extend returns s lengthened to n (never shortened), growing its array
+// (amortized, as append does) when it has no room.
 func extend[T any](s []T, n int) []T {
-	if cap(s) >= n {
+	switch {
+	case n <= len(s):
+		return s
+	case n <= cap(s):
 		return s[:n]
 	}
 	return append(s[:cap(s)], make([]T, n-cap(s))...)
@@ -525,25 +528,25 @@ func (c *colValues) size(n int) {
 	c.grow(room)
 }
 
-// grow lengthens c's slices of its kind to n rows (never shortens them).
+// grow lengthens c's slices of its kind to n rows.
 func (c *colValues) grow(n int) {
 	switch c.f.Kind {
 	case KindInt, KindInt64, KindTime:
-		c.ints = extend(c.ints, max(n, len(c.ints)))
+		c.ints = extend(c.ints, n)
 	case KindInt64Ptr:
-		c.present, c.ints = extend(c.present, max(n, len(c.present))), extend(c.ints, max(n, len(c.ints)))
+		c.present, c.ints = extend(c.present, n), extend(c.ints, n)
 	case KindTimePtr:
-		c.present, c.ints, c.times = extend(c.present, max(n, len(c.present))), extend(c.ints, max(n, len(c.ints))), extend(c.times, max(n, len(c.times)))
+		c.present, c.ints, c.times = extend(c.present, n), extend(c.ints, n), extend(c.times, n)
 	case KindFloat64Ptr:
-		c.present, c.floats = extend(c.present, max(n, len(c.present))), extend(c.floats, max(n, len(c.floats)))
+		c.present, c.floats = extend(c.present, n), extend(c.floats, n)
 	case KindBool:
-		c.bools = extend(c.bools, max(n, len(c.bools)))
+		c.bools = extend(c.bools, n)
 	case KindBoolPtr:
-		c.present, c.bools = extend(c.present, max(n, len(c.present))), extend(c.bools, max(n, len(c.bools)))
+		c.present, c.bools = extend(c.present, n), extend(c.bools, n)
 	case KindString:
-		c.strs = extend(c.strs, max(n, len(c.strs)))
+		c.strs = extend(c.strs, n)
 	case KindInt64List:
-		c.lists = extend(c.lists, max(n, len(c.lists)))
+		c.lists = extend(c.lists, n)
 	}
 }
 
