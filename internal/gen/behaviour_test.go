@@ -264,6 +264,9 @@ func TestMessagesApart(t *testing.T) {
 		{"10k", 10000, "uniform:120:160", "constant:20", 500},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if raceEnabled && tc.n > 1000 {
+				t.Skip("slow with -race; runs in the plain go test")
+			}
 			cfg := DefaultConfig()
 			cfg.NumConversations = tc.n
 			cfg.Seed = 11
