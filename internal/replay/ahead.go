@@ -25,6 +25,9 @@ const (
 	// AheadBytes bounds the text and request bodies of the sessions read
 	// ahead (the window always holds at least one session).
 	AheadBytes = 64 << 20
+	// aheadStart is how far into the schedule the window is filled before
+	// the run's clock starts.
+	aheadStart = time.Second
 	// aheadMargin is the time kept free before the next start, beyond the
 	// longest recent build, when the window is filled between starts.
 	aheadMargin = time.Millisecond
@@ -84,12 +87,35 @@ func (w *window) leaves(deadline time.Time) bool {
 	return time.Until(deadline) > w.cost+aheadMargin
 }
 
+// newWindow returns the look-ahead window of arrivals, empty.
+func (r *runner) newWindow() *window {
+	return &window{max: aheadBounds{cmp.Or(r.o.ahead.sessions, AheadSessions), cmp.Or(r.o.ahead.bytes, AheadBytes)}}
+}
+
+// prefill reads ahead, before the run's clock starts, the sessions that
+// start within aheadStart of the first one (up to the window's bounds):
+// a trace's first burst is not late by the time its prompts take.
+func (r *runner) prefill(w *window, arr schedule.Arrivals) (more bool) {
+	more = true
+	for more && !w.full() && r.stop.Err() == nil {
+		if w.len() > 0 && w.q[len(w.q)-1].at-w.q[w.head].at > aheadStart {
+			break
+		}
+		var a arrival
+		if a, more = r.readAhead(arr); more {
+			w.push(a)
+		}
+	}
+	return more
+}
+
 // arrivals starts sessions at the schedule's arrival times; each is its
 // own user (its client is its global index), sending its turns one after
 // the other. Sessions are read from the source, and their first requests
-// built, ahead of their start times (see AheadSessions); a session is
-// counted as started at its start time.
-func (r *runner) arrivals(arr schedule.Arrivals) {
+// built, ahead of their start times (see AheadSessions) into w, which
+// prefill has filled; more is false when the source or the schedule
+// ended then. A session is counted as started at its start time.
+func (r *runner) arrivals(arr schedule.Arrivals, w *window, more bool) {
 	var (
 		wg  sync.WaitGroup
 		sem chan struct{}
@@ -103,8 +129,6 @@ func (r *runner) arrivals(arr schedule.Arrivals) {
 	// precise.Coarse apart keep the timer (see precise.Sleeper.TimerOnly).
 	wake := precise.Sleeper{Precise: true, TimerOnly: precise.Coarse}
 	defer wake.Stop()
-	w := window{max: aheadBounds{cmp.Or(r.o.ahead.sessions, AheadSessions), cmp.Or(r.o.ahead.bytes, AheadBytes)}}
-	more := true // the source and the schedule may have more
 	for r.stop.Err() == nil {
 		for more && !w.full() && (w.len() == 0 || w.leaves(r.anchor.Add(w.q[w.head].at))) {
 			// Sessions started just now run first: they send their
@@ -135,6 +159,9 @@ func (r *runner) arrivals(arr schedule.Arrivals) {
 		}
 		s := a.s
 		r.begin(s, s.plan.index, a.at)
+		if a.hasTurn {
+			r.plan(s, 0, 0)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -193,7 +220,6 @@ func (r *runner) readAhead(arr schedule.Arrivals) (arrival, bool) {
 		}
 		if hasTurn {
 			s.client, s.plan.start = s.plan.index, at
-			r.plan(s, 0, 0)
 			if a.req, ok = r.build(s); !ok {
 				return arrival{}, false
 			}

@@ -110,4 +110,3 @@ func TestArrivalsReadAhead(t *testing.T) {
 		})
 	}
 }
-

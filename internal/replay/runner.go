@@ -112,6 +112,15 @@ func Run(stop, abort context.Context, opts Options, in source.Source, sink Sink)
 	r.cancelStop = cancelStop
 	r.src = &sessions{in: in, loop: o.Loop, total: source.Len(in)}
 	r.rng = mrand.New(mrand.NewPCG(o.RandSeed, 0x6d746b6974))
+	var (
+		arr   schedule.Arrivals
+		ahead *window
+		more  bool
+	)
+	if sched.Users() == 0 {
+		arr, ahead = sched.Arrivals(), r.newWindow()
+		more = r.prefill(ahead, arr) // before the clock starts
+	}
 	r.anchor = time.Now()
 	if !o.Start.IsZero() {
 		r.anchor = o.Start
@@ -132,7 +141,7 @@ func Run(stop, abort context.Context, opts Options, in source.Source, sink Sink)
 	if sched.Users() > 0 {
 		r.lanes(lanes)
 	} else {
-		r.arrivals(sched.Arrivals())
+		r.arrivals(arr, ahead, more)
 	}
 	r.sum.Elapsed = time.Since(r.anchor)
 	r.w.close()
