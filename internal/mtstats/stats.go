@@ -190,7 +190,7 @@ func Run(ctx context.Context, o Options) error {
 		case <-tick:
 			c.mu.Lock()
 			rep := c.report(objs, o.Compare)
-			rep.Partial = true
+			rep.Live = true
 			err := report.Render(o.Out, rep, o.Format)
 			c.mu.Unlock()
 			if err != nil {
