@@ -9,7 +9,7 @@ import (
 
 func TestParseStages(t *testing.T) {
 	t.Parallel()
-	got, err := ParseStages("clients=4:60s, clients=8:1m30s:10s,rate=2.5:30s,users=16:2m")
+	got, err := ParseStages("clients=4:60s, clients=8:1m30s:10s,rate=2.5:30s,users=16:2m,active=64:5m:30s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,6 +18,7 @@ func TestParseStages(t *testing.T) {
 		{Clients, 8, 90 * time.Second, 10 * time.Second},
 		{Rate, 2.5, 30 * time.Second, 0},
 		{Users, 16, 2 * time.Minute, 0},
+		{Active, 64, 5 * time.Minute, 30 * time.Second},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %v", got)
@@ -35,6 +36,7 @@ func TestParseStages(t *testing.T) {
 		{"clients=4", "KIND=LEVEL:DURATION"},
 		{"threads=4:60s", `kind "threads"`},
 		{"clients=2.5:60s", "whole number"},
+		{"active=2.5:60s", "whole number"},
 		{"rate=0:60s", "positive number"},
 		{"rate=-1:60s", "positive number"},
 		{"rate=NaN:60s", "positive number"},
