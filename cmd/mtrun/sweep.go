@@ -87,6 +87,9 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 		if werr := writeCapacity(o.stage.capacity, capa); werr != nil && err == nil {
 			err = werr
 		}
+		if err == nil && stop.Err() == nil {
+			err = capa.Err() // no steady stage: no capacity, exit 1
+		}
 	}
 	if total.RunID == "" {
 		return nil, err
