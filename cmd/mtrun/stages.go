@@ -2,8 +2,8 @@ package main
 
 import (
 	"github.com/mtkit/mtkit/internal/command"
+	"github.com/mtkit/mtkit/internal/judge"
 	"github.com/mtkit/mtkit/internal/schedule"
-	"github.com/mtkit/mtkit/internal/stats"
 	"github.com/mtkit/mtkit/internal/sweep"
 )
 
@@ -17,7 +17,7 @@ type stageSettings struct {
 // sweepFlags are the settings of --sweep.
 type sweepFlags struct {
 	planner    sweep.Planner
-	objectives []stats.Objective
+	objectives []judge.Objective
 }
 
 // stageSettings checks the stage flags.
@@ -108,7 +108,7 @@ func (v *flagValues) sweepSettings(f *stageSettings) error {
 	case p.MaxStages < 1:
 		return command.Usagef("--sweep-stages %d: want at least 1", p.MaxStages)
 	}
-	objs, err := stats.ParseSLO(v.slo)
+	objs, err := judge.ParseSLO(v.slo)
 	if err != nil {
 		return command.Usagef("--%v", err)
 	}
