@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mtkit/mtkit/internal/convert/sharegpttest"
 	"github.com/mtkit/mtkit/internal/conv"
 )
 
@@ -110,7 +111,7 @@ func messyJSONL() string {
 func generated(t *testing.T, size int64, array bool) string {
 	t.Helper()
 	var b bytes.Buffer
-	if _, err := genShareGPT(&b, size, 7, array); err != nil {
+	if _, err := sharegpttest.Write(&b, size, 7, array); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

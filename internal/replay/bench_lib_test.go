@@ -5,11 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bytedance/sonic"
 	jsonv2 "github.com/go-json-experiment/json"
 	goccy "github.com/goccy/go-json"
 	"github.com/mtkit/mtkit/internal/cputime"
-	segjson "github.com/segmentio/encoding/json"
 )
 
 // benchChunk is a chunk as vLLM and the simulator stream it.
@@ -31,8 +29,6 @@ var chunkLibs = []struct {
 	{"goccy", libDecode(goccy.Unmarshal)},
 	{"std-v1", libDecode(stdjson.Unmarshal)},
 	{"json-v2", libDecode(func(b []byte, v any) error { return jsonv2.Unmarshal(b, v) })},
-	{"sonic", libDecode(sonic.Unmarshal)},
-	{"segmentio", libDecode(segjson.Unmarshal)},
 }
 
 func libDecode(unmarshal func([]byte, any) error) func(b []byte) (string, string, error) {
