@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mtkit/mtkit/internal/convert/sharegpttest"
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/convert/sharegpttest"
 )
 
 // runResult is everything a run shows a user.
