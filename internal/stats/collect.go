@@ -87,7 +87,11 @@ func newCollector(o *Options, filter Filter, objs []Objective) (*collector, erro
 	if needTurns {
 		c.turns = map[int]*acc{}
 	}
-	if o.HTML != "" && o.Compare {
+	turnObjective := false
+	for _, ob := range objs {
+		turnObjective = turnObjective || ob.Turn >= 0
+	}
+	if o.Compare && (o.HTML != "" || turnObjective) {
 		c.groupTurns = map[string]map[int]*acc{}
 	}
 	gb, err := groupFunc(o.By)

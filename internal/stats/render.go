@@ -191,7 +191,12 @@ func (t *textWriter) report(rep *Report) error {
 		t.group("Statistics summary:", rep.Summary, true)
 	}
 	if rep.SLO != nil {
-		t.slo(rep.SLO)
+		t.slo("SLO", rep.SLO)
+	}
+	for _, g := range rep.Groups {
+		if g.SLO != nil {
+			t.slo("SLO of "+g.Key, g.SLO)
+		}
 	}
 	if rep.Affinity != nil {
 		t.affinity(rep.Affinity)
@@ -353,12 +358,12 @@ func (t *textWriter) overview(by string, only []string, groups []*Group) {
 	t.table(header, rows)
 }
 
-func (t *textWriter) slo(s *SLOReport) {
+func (t *textWriter) slo(title string, s *SLOReport) {
 	verdict := "met"
 	if !s.Met {
 		verdict = "NOT MET"
 	}
-	t.heading("SLO: " + verdict)
+	t.heading(title + ": " + verdict)
 	var rows [][]string
 	for _, o := range s.Objectives {
 		ok := "ok"

@@ -88,6 +88,9 @@ type Group struct {
 	Goodput               *Num      `json:"goodput,omitempty"`
 	Metrics               Metrics   `json:"metrics"`
 	Conversations         ConvStats `json:"conversations"`
+	// SLO is this input's verdict under --compare --slo: each input is
+	// judged on its own requests (the report has no pooled verdict).
+	SLO *SLOReport `json:"slo,omitempty"`
 
 	// only: the group has the figures of a report limited by --only
 	// (onlyGroup), the others are not computed.
@@ -430,8 +433,15 @@ func (c *collector) report(objs []Objective, compare bool) *Report {
 		}
 	}
 	rep.turns = turnGroups(c.turns)
-	if c.slo != nil {
-		rep.SLO = c.sloReport(rep, objs)
+	switch {
+	case c.slo != nil && compare:
+		// Issue 23: one verdict over the pooled inputs answered nothing;
+		// each input gets its own, and its goodput.
+		for _, g := range rep.Groups {
+			g.SLO = sloOf(g, c.groups[g.Key], c.groupTurnAccs(g.Key), objs)
+		}
+	case c.slo != nil:
+		rep.SLO = sloOf(rep.Summary, c.all, c.turns, objs)
 	}
 	if compare {
 		rep.Compare = comparison(rep.Groups, rep.Only)
@@ -453,26 +463,37 @@ func (c *collector) report(objs []Objective, compare bool) *Report {
 	return rep
 }
 
-func (c *collector) sloReport(rep *Report, objs []Objective) *SLOReport {
-	s := &SLOReport{Met: true, Requests: c.all.requests, GoodRequests: c.all.good}
+// groupTurnAccs is the per-turn accumulators of the --compare input
+// labelled key (nil when none were kept).
+func (c *collector) groupTurnAccs(key string) map[int]*acc {
+	if c.groupTurns == nil {
+		return nil
+	}
+	return c.groupTurns[key]
+}
+
+// sloOf judges objs over the requests of a (summarised as g, whose
+// goodput figures it sets), turn objectives over turns.
+func sloOf(g *Group, a *acc, turns map[int]*acc, objs []Objective) *SLOReport {
+	s := &SLOReport{Met: true, Requests: a.requests, GoodRequests: a.good}
 	s.GoodRequestShare = ratio(float64(s.GoodRequests), float64(s.Requests))
 	s.Goodput = Num(math.NaN())
-	if rt := float64(rep.Summary.RuntimeSec); rt > 0 {
+	if rt := float64(g.RuntimeSec); rt > 0 {
 		s.Goodput = Num(float64(s.GoodRequests) / rt)
 	}
-	for _, cv := range c.all.convs {
+	for _, cv := range a.convs {
 		s.Conversations++
 		if !cv.missedSLO {
 			s.GoodConversations++
 		}
 	}
 	s.GoodConversationShare = ratio(float64(s.GoodConversations), float64(s.Conversations))
-	rep.Summary.GoodRequests = &s.GoodRequests
+	g.GoodRequests = &s.GoodRequests
 	gp := s.Goodput
-	rep.Summary.Goodput = &gp
-	rep.Summary.Conversations.MetSLO = &s.GoodConversations
+	g.Goodput = &gp
+	g.Conversations.MetSLO = &s.GoodConversations
 	for _, o := range objs {
-		res := evalObjective(o, c.all, c.turns)
+		res := evalObjective(o, a, turns)
 		s.Met = s.Met && res.Met
 		s.Objectives = append(s.Objectives, res)
 	}
@@ -538,6 +559,11 @@ func comparison(groups []*Group, only []string) *Comparison {
 	row("failed", func(g *Group) float64 { return float64(g.Failed) })
 	row("runtime_sec", func(g *Group) float64 { return float64(g.RuntimeSec) })
 	row("requests_per_sec", func(g *Group) float64 { return float64(g.RequestsPerSec) })
+	if len(groups) > 0 && groups[0].SLO != nil {
+		row("good_requests", func(g *Group) float64 { return float64(g.SLO.GoodRequests) })
+		row("goodput", func(g *Group) float64 { return float64(g.SLO.Goodput) })
+		row("good_conversations", func(g *Group) float64 { return float64(g.SLO.GoodConversations) })
+	}
 	metrics := only
 	if only == nil {
 		row("output_tokens_per_sec", func(g *Group) float64 { return float64(g.OutputTokensPerSec) })
@@ -572,4 +598,18 @@ func turnGroups(accs map[int]*acc) []*Group {
 		out = append(out, accs[t].group(strconv.Itoa(t)))
 	}
 	return out
+}
+
+// sloMet reports whether every SLO verdict of rep holds: the pooled one,
+// or each --compare input's (true without --slo).
+func (rep *Report) sloMet() bool {
+	if rep.SLO != nil && !rep.SLO.Met {
+		return false
+	}
+	for _, g := range rep.Groups {
+		if g.SLO != nil && !g.SLO.Met {
+			return false
+		}
+	}
+	return true
 }

@@ -251,7 +251,7 @@ func (c *collector) finish(objs []Objective, partial bool) error {
 			return err
 		}
 	}
-	if o.Check && rep.SLO != nil && !rep.SLO.Met {
+	if o.Check && !rep.sloMet() {
 		return ErrCheckFailed
 	}
 	if rep.Capacity != nil && rep.Capacity.Capacity < o.MinCapacity {
