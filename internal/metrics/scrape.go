@@ -54,8 +54,8 @@ type Options struct {
 	// ShortTimeout when 0.
 	EdgeTimeout time.Duration
 	Limits      Limits
-	RunID    string
-	Client   *http.Client // http.DefaultClient when nil
+	RunID       string
+	Client      *http.Client // http.DefaultClient when nil
 	// Redact cleans text derived from the URLs or the answers (errors)
 	// before it reaches the series file or Warnf.
 	Redact func(string) string
