@@ -90,6 +90,7 @@ func (r *runner) runTurn(s *session) {
 		r.printContent(s, ">>>", t.user.Content)
 	}
 	var a *attempt
+	r.watchHung()
 	for attempt := 0; ; attempt++ {
 		a = r.c.do(r.abort, body, o.sessionHeaders(s), o.timeoutFor(t.maxTokens), t.maxTokens)
 		o.capture(s, a.Header)
