@@ -1,8 +1,8 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,8 +23,12 @@ import (
 // the whole input first.
 func (o *options) replayLoad(stop, abort context.Context, src source.Source, sink replay.Sink, errw io.Writer) (*replay.Summary, error) {
 	sw := o.stage.sweep
+	runStage := o.replayRun
+	if runStage == nil {
+		runStage = replay.Run
+	}
 	if sw == nil {
-		return replay.Run(stop, abort, o.replay, src, sink)
+		return runStage(stop, abort, o.replay, src, sink)
 	}
 	// Every stage loops over the input: it is read into memory first.
 	var convs []conv.Conversation
@@ -59,7 +63,7 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 		// so that its sessions are new to the server's cache.
 		rotated := append(append([]conv.Conversation{}, convs[next:]...), convs[:next]...)
 		var sum *replay.Summary
-		sum, err = replay.Run(stop, abort, ro, source.Slice(rotated), sink)
+		sum, err = runStage(stop, abort, ro, source.Slice(rotated), sink)
 		if sum != nil {
 			addSummary(&total, sum)
 			next = (next + int(sum.Started)) % len(convs)
@@ -95,11 +99,11 @@ func writeCapacity(path string, c sweep.Capacity) error {
 	if path == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	if err := c.WriteJSON(&b); err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 // addSummary adds the counts of s to total.
