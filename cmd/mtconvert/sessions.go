@@ -80,5 +80,8 @@ func copySessions(c *cli.Context, s command.Streams, o convert.Options, format s
 	if !c.Bool("quiet") {
 		fmt.Fprintf(s.Err, "inputs         %d (%s)\nconversations  %d written, %d dropped (duplicate_id)\n", st.Inputs, format, st.Written, st.Duplicates)
 	}
+	if st.Written == 0 {
+		return nothingConverted(st.Written+st.Duplicates, 0, st.Written+st.Duplicates)
+	}
 	return nil
 }
