@@ -24,7 +24,7 @@ import (
 	"testing"
 
 	"github.com/mtkit/mtkit/internal/iox"
-	"github.com/mtkit/mtkit/internal/stats"
+	"github.com/mtkit/mtkit/internal/mtstats"
 )
 
 // Secrets of TestNoSecretInOutputs.
@@ -328,11 +328,11 @@ func statsOutputs(t *testing.T, records string) map[string][]byte {
 	out := map[string][]byte{}
 	for _, to := range []string{"to.parquet", "to.jsonl", "w.xlsx"} {
 		var stdout, stderr bytes.Buffer
-		o := stats.Options{Inputs: []string{records}, Out: &stdout, Err: &stderr, Format: "json", To: filepath.Join(dir, to)}
+		o := mtstats.Options{Inputs: []string{records}, Out: &stdout, Err: &stderr, Format: "json", To: filepath.Join(dir, to)}
 		if to == "w.xlsx" {
 			o.To, o.XLSX = "", filepath.Join(dir, to)
 		}
-		if err := stats.Run(context.Background(), o); err != nil {
+		if err := mtstats.Run(context.Background(), o); err != nil {
 			t.Fatalf("mtstats %s: %v\n%s", records, err, stderr.String())
 		}
 		out["mtstats stdout "+to], out["mtstats stderr "+to] = stdout.Bytes(), stderr.Bytes()
