@@ -54,6 +54,10 @@ type Requests struct {
 	first    int               // number of the first stage
 }
 
+// maxStage bounds a stage's duration (the poisson timer plans it second
+// by second).
+const maxStage = 30 * 24 * time.Hour
+
 // requestsStream separates the request arrival draws from every other
 // use of the seed.
 const requestsStream = 0x69706572
@@ -74,8 +78,8 @@ func NewRequests(stages []RequestStage, poisson bool, users int, interval time.D
 	rng := rand.New(rand.NewPCG(seed, requestsStream))
 	var start time.Duration
 	for k, s := range stages {
-		if !(s.Rate > 0) || math.IsInf(s.Rate, 0) || s.Duration <= 0 {
-			return nil, fmt.Errorf("stage %d: rate %g for %s; want a rate and a duration above 0", k+1, s.Rate, s.Duration)
+		if !(s.Rate > 0) || math.IsInf(s.Rate, 0) || s.Duration <= 0 || s.Duration > maxStage {
+			return nil, fmt.Errorf("stage %d: rate %g for %s; want a rate above 0 and a duration above 0, at most %s", k+1, s.Rate, s.Duration, maxStage)
 		}
 		n := math.Floor(s.Rate * s.Duration.Seconds())
 		if n > 1e8 {

@@ -155,7 +155,7 @@ func TestRequestsPoissonRate(t *testing.T) {
 
 func TestRequestsErrors(t *testing.T) {
 	t.Parallel()
-	for _, s := range [][]RequestStage{nil, {{0, sec}}, {{1, 0}}, {{math.Inf(1), sec}}, {{1e9, 10 * sec}}} {
+	for _, s := range [][]RequestStage{nil, {{0, sec}}, {{1, 0}}, {{math.Inf(1), sec}}, {{1e9, 10 * sec}}, {{1, 31 * 24 * time.Hour}}} {
 		if _, err := NewRequests(s, false, 1, 0, 0, 0); err == nil {
 			t.Errorf("%v: no error", s)
 		}
