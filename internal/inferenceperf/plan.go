@@ -45,10 +45,10 @@ type Plan struct {
 
 // user is one user of the shared-prefix data: its group and lengths.
 type user struct {
-	group            int
-	question         string
-	questionN, outN  int
-	groupN           int
+	group           int
+	question        string
+	questionN, outN int
+	groupN          int
 }
 
 // Streams of the text seed.
