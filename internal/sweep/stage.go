@@ -26,10 +26,14 @@ const (
 	// Users is user-centric users, each sending a turn every --user-gap
 	// (mtrun --users).
 	Users Kind = "users"
+	// Requests is requests per second, dealt to user sessions (the
+	// stages of an inference-perf config, mtrun --config); records carry
+	// it, --stages does not take it.
+	Requests Kind = "requests"
 )
 
 // integral reports whether levels of k are whole numbers.
-func (k Kind) integral() bool { return k != Rate }
+func (k Kind) integral() bool { return k != Rate && k != Requests }
 
 // Stage is one load level held for Duration; the first Warmup of it is
 // recorded with phase warmup and not measured.
@@ -112,8 +116,8 @@ func (s Stage) Load() string {
 func ParseLoad(s string) (Kind, float64, error) {
 	kind, level, ok := strings.Cut(s, "=")
 	k := Kind(kind)
-	if !ok || k != Clients && k != Rate && k != Users {
-		return "", 0, fmt.Errorf("stage load %q: want KIND=LEVEL, KIND clients, rate or users", s)
+	if !ok || k != Clients && k != Rate && k != Users && k != Requests {
+		return "", 0, fmt.Errorf("stage load %q: want KIND=LEVEL, KIND clients, rate, users or requests", s)
 	}
 	x, err := strconv.ParseFloat(level, 64)
 	if err != nil || !(x > 0) {
