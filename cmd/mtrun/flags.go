@@ -39,7 +39,7 @@ load levels in one run; --sweep --slo searches for the capacity.
 Durations take Go units (500ms, 2s, 1m30s); a bare number is seconds.
 -o FILE.json writes the conversations as one JSON list, as vLLM does.`
 	var v flagValues
-	app.Flags = append(append(append(flags(&v), scaleFlags()...), stageFlagList()...), vllmFlags(&v)...) // segment.go: --segment, --segments, --start-at; stages.go
+	app.Flags = append(append(append(append(flags(&v), scaleFlags()...), stageFlagList()...), configFlags()...), vllmFlags(&v)...) // segment.go: --segment, --segments, --start-at; stages.go; config.go
 	cliflag.NoBoolDefaults(app.Flags)
 	app.Action = func(c *cli.Context) error {
 		opts, err := optionsFrom(c, &v)

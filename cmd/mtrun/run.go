@@ -54,6 +54,7 @@ type options struct {
 	metrics metricsOptions // metrics.go
 	scale   scaleOut       // segment.go
 	stage   stageFlags     // --stages, --sweep (stages.go)
+	cfg     configFile     // --config, --dry-run (config.go)
 }
 
 func optionsFrom(c *cli.Context, v *flagValues) (*options, error) {
@@ -204,7 +205,10 @@ func optionsFrom(c *cli.Context, v *flagValues) (*options, error) {
 	if o.metrics, err = metricsFrom(c); err != nil {
 		return nil, err
 	}
-	return o, applyVLLM(c, o, v)
+	if err := applyVLLM(c, o, v); err != nil {
+		return nil, err
+	}
+	return o, applyConfig(c, o)
 }
 
 // run loads the conversations, opens the outputs and replays.
@@ -235,6 +239,10 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		return err
 	}
 	defer in.Close()
+	o.usePlan(in)
+	if o.cfg.dryRun {
+		return o.dryRun(s.Out)
+	}
 	if err := o.chooseSchedule(); err != nil {
 		return err
 	}

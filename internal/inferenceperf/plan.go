@@ -264,7 +264,7 @@ func (p *Plan) Describe(w io.Writer) error {
 	if c.Load.Poisson {
 		kind = "poisson"
 	}
-	fmt.Fprintf(b, "load: %s, %d stages %s apart; seeds: arrivals %d, text %d\n", kind, len(c.Load.Stages), c.Load.Interval, p.ArrivalSeed, p.TextSeed)
+	fmt.Fprintf(b, "load: %s, %d stage(s) %s apart; seeds: arrivals %d, text %d\n", kind, len(c.Load.Stages), c.Load.Interval, p.ArrivalSeed, p.TextSeed)
 	for k, s := range c.Load.Stages {
 		times := p.Schedule.Times(k)
 		span := time.Duration(0)
