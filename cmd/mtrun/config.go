@@ -28,12 +28,9 @@ type configFile struct {
 	plan  *inferenceperf.Plan
 }
 
-// configFlags are --config and --dry-run.
-func configFlags() []cli.Flag {
-	return []cli.Flag{
-		cliflag.Config(nil),
-		&cli.BoolFlag{Name: "dry-run", Category: cliflag.CatRun, Usage: "print the plan derived from an inference-perf --config (sessions, stages, rates, server) and send nothing"},
-	}
+// dryRunFlag is --dry-run.
+func dryRunFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "dry-run", Category: cliflag.CatRun, Usage: "print the plan derived from an inference-perf --config (sessions, stages, rates, server) and send nothing"}
 }
 
 // loadFlags set the load, which an inference-perf config sets itself.

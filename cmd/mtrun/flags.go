@@ -39,7 +39,7 @@ load levels in one run; --sweep --slo searches for the capacity.
 Durations take Go units (500ms, 2s, 1m30s); a bare number is seconds.
 -o FILE.json writes the conversations as one JSON list, as vLLM does.`
 	var v flagValues
-	app.Flags = append(append(append(append(flags(&v), scaleFlags()...), stageFlagList()...), configFlags()...), vllmFlags(&v)...) // segment.go: --segment, --segments, --start-at; stages.go; config.go
+	app.Flags = append(append(append(flags(&v), scaleFlags()...), stageFlagList()...), vllmFlags(&v)...) // segment.go: --segment, --segments, --start-at; stages.go
 	cliflag.NoBoolDefaults(app.Flags)
 	app.Action = func(c *cli.Context) error {
 		opts, err := optionsFrom(c, &v)
@@ -89,6 +89,7 @@ func flags(v *flagValues) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "input-file", Aliases: []string{"i"}, Category: cliflag.CatInput, Usage: "conversations `FILE` (or the positional argument; - is stdin)"},
 		cliflag.InputFormat(nil),
+		cliflag.Config(nil), // config.go
 		tokenizer,
 
 		&cli.StringFlag{Name: "url", Aliases: []string{"u"}, Value: "http://localhost:8000", EnvVars: []string{"OPENAI_BASE_URL"}, Category: server, Usage: "server base `URL` (with or without /v1)"},
@@ -162,6 +163,7 @@ func flags(v *flagValues) []cli.Flag {
 		cliflag.NoMetrics(nil),
 
 		seed,
+		dryRunFlag(), // config.go
 		&cli.BoolFlag{Name: "sim", Category: run, Usage: "start the built-in simulator on 127.0.0.1 and run against it"},
 		&cli.StringFlag{Name: "sim-config", Value: "preset=realistic", Category: run, Usage: "simulator `SPEC`, e.g. preset=zero or ttft=30ms,decode=5ms,cache=200000 (see mtsim --help)"},
 		debugFlag(), // hidden: debug.go
