@@ -125,7 +125,9 @@ func TestInvalidRejected(t *testing.T) {
 		edit func(r *llmd.Report)
 	}{
 		{"no uid", func(r *llmd.Report) { r.Run.UID = "" }},
-		{"bad units", func(r *llmd.Report) { r.Results.RequestPerformance.Aggregate.Latency.TimeToFirstToken.Units = "ms/token" }},
+		{"bad units", func(r *llmd.Report) {
+			r.Results.RequestPerformance.Aggregate.Latency.TimeToFirstToken.Units = "ms/token"
+		}},
 		{"unknown unit", func(r *llmd.Report) { r.Results.RequestPerformance.Aggregate.Requests.InputLength.Units = "tokens" }},
 		{"bad source", func(r *llmd.Report) { r.Scenario.Load.Standardized.Source = "synthetic" }},
 		{"negative total", func(r *llmd.Report) { r.Results.RequestPerformance.Aggregate.Requests.Total = -1 }},
