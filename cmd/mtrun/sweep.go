@@ -23,8 +23,12 @@ import (
 // the whole input first.
 func (o *options) replayLoad(stop, abort context.Context, src source.Source, sink replay.Sink, errw io.Writer) (*replay.Summary, error) {
 	sw := o.stage.sweep
+	runStage := o.replayRun
+	if runStage == nil {
+		runStage = replay.Run
+	}
 	if sw == nil {
-		return replay.Run(stop, abort, o.replay, src, sink)
+		return runStage(stop, abort, o.replay, src, sink)
 	}
 	// Every stage loops over the input: it is read into memory first.
 	var convs []conv.Conversation
@@ -59,7 +63,7 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 		// so that its sessions are new to the server's cache.
 		rotated := append(append([]conv.Conversation{}, convs[next:]...), convs[:next]...)
 		var sum *replay.Summary
-		sum, err = replay.Run(stop, abort, ro, source.Slice(rotated), sink)
+		sum, err = runStage(stop, abort, ro, source.Slice(rotated), sink)
 		if sum != nil {
 			addSummary(&total, sum)
 			next = (next + int(sum.Started)) % len(convs)
@@ -82,6 +86,9 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 		fmt.Fprintln(errw, "mtrun: "+capa.Line())
 		if werr := writeCapacity(o.stage.capacity, capa); werr != nil && err == nil {
 			err = werr
+		}
+		if err == nil && stop.Err() == nil {
+			err = capa.Err() // no steady stage: no capacity, exit 1
 		}
 	}
 	if total.RunID == "" {

@@ -434,7 +434,7 @@ func (r *runner) lane(id, quota int) {
 		}
 	}()
 	for {
-		for len(active) < quota && r.stop.Err() == nil && r.open(id) {
+		for len(active) < r.quota(id, quota) && r.stop.Err() == nil && r.open(id) {
 			s := r.take()
 			for s != nil && !r.owns(s) {
 				s = r.take()
@@ -475,6 +475,18 @@ func (r *runner) lane(id, quota int) {
 			return
 		}
 	}
+}
+
+// quota returns how many sessions lane id keeps in progress now: the
+// schedule's share for now when it changes over time (schedule.Quota),
+// else fixed. A lane over a share that fell finishes the sessions it has
+// before it takes another.
+func (r *runner) quota(id, fixed int) int {
+	q, ok := r.sched.(schedule.Quota)
+	if !ok {
+		return fixed
+	}
+	return q.ActiveAt(id, time.Since(r.anchor))
 }
 
 // open reports whether lane id may take a new session now (a staged

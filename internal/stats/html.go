@@ -413,7 +413,7 @@ pre{background:#f5f7fa;padding:1em;overflow-x:auto;font-size:12px}
 .u-title{font-size:14px !important}
 </style></head><body>
 <h1>mtstats report</h1>
-<p class="sub">{{.Rep.Inputs.Records}} records from {{len .Rep.Inputs.Files}} input(s){{if .Rep.Partial}} (partial){{end}}. Hover a chart to read its values.</p>
+<p class="sub">{{.Rep.Inputs.Records}} records from {{len .Rep.Inputs.Files}} input(s){{if .Rep.Partial}} (interrupted: partial input){{else if .Rep.Live}} (live: input still being read){{end}}. Hover a chart to read its values.</p>
 {{range .Runs}}{{with .Sum}}
 <div class="cards">{{if gt (len $.Runs) 1}}<div class="card"><div class="k">input</div><div class="v">{{$.Label .}}</div></div>{{end}}
 <div class="card"><div class="k">requests (failed)</div><div class="v">{{.Requests}} ({{.Failed}})</div></div>

@@ -176,8 +176,11 @@ func (t *textWriter) describe(ms ...Metrics) {
 func (t *textWriter) report(rep *Report) error {
 	in := rep.Inputs
 	partial := ""
-	if rep.Partial {
+	switch {
+	case rep.Partial:
 		partial = " (interrupted: partial input)"
+	case rep.Live:
+		partial = " (live: input still being read)"
 	}
 	t.printf("inputs: %d file(s), %d records, %d malformed (%d truncated), %d duplicates, %d warmup skipped, %d filtered out%s\n",
 		len(in.Files), in.Records, in.Malformed, in.Truncated, in.Duplicates, in.Warmup, in.FilteredOut, partial)

@@ -20,8 +20,12 @@ const SchemaVersion = "mtstats/v1"
 
 // Report is everything mtstats computed; every output format renders it.
 type Report struct {
-	Schema  string `json:"schema"`
-	Partial bool   `json:"partial"`
+	Schema string `json:"schema"`
+	// Partial: mtstats was interrupted before the end of its input.
+	Partial bool `json:"partial"`
+	// Live: a --every report, printed while the input is still being
+	// read (nothing was interrupted).
+	Live    bool   `json:"live,omitempty"`
 	Inputs  Inputs `json:"inputs"`
 	Summary *Group `json:"summary"`
 	By      string `json:"by,omitempty"`

@@ -196,7 +196,7 @@ func Run(ctx context.Context, o Options) error {
 		case <-tick:
 			c.mu.Lock()
 			rep := c.report(objs, o.Compare)
-			rep.Partial = true
+			rep.Live = true
 			err := Render(o.Out, rep, o.Format)
 			c.mu.Unlock()
 			if err != nil {

@@ -506,6 +506,10 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("stderr %q", errb.String())
 	}
 	reports := strings.Split(strings.TrimSpace(out.String()), "\n}\n")
+	// Issue 23: the live reports said "interrupted" before anything was.
+	if first := reports[0]; !strings.Contains(first, `"partial": false`) || !strings.Contains(first, `"live": true`) {
+		t.Errorf("first (live) report: %s", first[:min(len(first), 300)])
+	}
 	last := reports[len(reports)-1]
 	if !strings.Contains(last, `"partial": true`) || !strings.Contains(last, `"requests": `+itoa(len(recs))) {
 		t.Errorf("last report: %s", last)

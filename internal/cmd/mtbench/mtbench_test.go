@@ -139,7 +139,7 @@ func TestMatchStamps(t *testing.T) {
 		"a": {{recv: 0, stamps: []int64{0, 1, 2}}, {recv: 1000, stamps: []int64{20_001_000, 30_001_000, 40_001_000}}},
 		"b": {{recv: 0, stamps: []int64{1, 2, 3}}},
 	}
-	m := matchStamps(recs, srv)
+	m := matchStamps(recs, srv, fidTTFT, fidDecode)
 	if m.requests != 1 || m.unmatched != 1 {
 		t.Fatalf("requests %d unmatched %d, want 1 and 1", m.requests, m.unmatched)
 	}
