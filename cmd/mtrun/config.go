@@ -7,9 +7,6 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/urfave/cli/v2"
-
-	"github.com/mtkit/mtkit/internal/cliflag"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/inferenceperf"
 	"github.com/mtkit/mtkit/internal/replay"
@@ -28,28 +25,20 @@ type configFile struct {
 	plan  *inferenceperf.Plan
 }
 
-// dryRunFlag is --dry-run.
-func dryRunFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "dry-run", Category: cliflag.CatRun, Usage: "print the plan derived from an inference-perf --config (sessions, stages, rates, server) and send nothing"}
-}
-
-// loadFlags set the load, which an inference-perf config sets itself.
-var loadFlags = []string{"rate", "arrival", "clients", "active", "users", "user-gap", "stages", "sweep",
-	"max-concurrency", "loop", "think-time", "request-rate", "warmup-step", "time-scale", "input-format"}
-
 // applyConfig reads --config: vLLM's generate_conversations config is
 // the input, as if given as FILE; an inference-perf config sets the
 // input, the load and the server settings the command line leaves alone.
-func applyConfig(c *cli.Context, o *options) error {
-	o.cfg = configFile{path: c.String("config"), dryRun: c.Bool("dry-run")}
-	path := o.cfg.path
+// positional are the arguments after the options.
+func (v *flagValues) applyConfig(positional []string, o *options) error {
+	o.cfg = configFile{path: v.config, dryRun: v.dryRun}
+	path := v.config
 	if path == "" {
-		if o.cfg.dryRun {
+		if v.dryRun {
 			return command.Usagef("--dry-run prints the plan of an inference-perf --config; give one")
 		}
 		return nil
 	}
-	if c.NArg() > 0 || c.IsSet("input-file") {
+	if len(positional) > 0 || v.given(&v.input) {
 		return command.Usagef("--config %s is the workload; give no input file with it", path)
 	}
 	data, err := os.ReadFile(path)
@@ -59,7 +48,7 @@ func applyConfig(c *cli.Context, o *options) error {
 	o.input = path
 	head := data[:min(len(data), source.DetectBytes)]
 	if g, ok := source.Lookup("generate"); ok && g.Detect(path, head) {
-		if o.cfg.dryRun {
+		if v.dryRun {
 			return command.Usagef("--dry-run: %s is vLLM's generate_conversations config, whose plan mtgen --stats shows; --dry-run is for inference-perf configs", path)
 		}
 		o.inputFmt = "generate"
@@ -72,51 +61,44 @@ func applyConfig(c *cli.Context, o *options) error {
 	if err != nil {
 		return command.Exit(command.ExitUsage, err)
 	}
-	for _, f := range loadFlags {
-		if c.IsSet(f) {
-			return command.Usagef("--%s: the load is set by the inference-perf config %s (load.stages); drop one", f, path)
-		}
+	// The load is the file's.
+	if f := v.firstGiven(&v.rate, &v.arrival, &v.clients, &v.active, &v.users, &v.userGap, &v.stages, &v.sweep,
+		&v.maxConcurrency, &v.loop, &v.thinkTime, &v.requestRate, &v.warmupStep, &v.timeScale, &v.inputFormat); f != "" {
+		return command.Usagef("--%s: the load is set by the inference-perf config %s (load.stages); drop one", f, path)
 	}
 	o.cfg.iperf, o.inputFmt = cfg, "inference-perf"
 	o.warnings = append(o.warnings, cfg.Notes...)
-	return applyInferencePerf(c, o, cfg)
+	return v.applyInferencePerf(o, cfg)
 }
 
 // applyInferencePerf takes the settings of cfg the command line does not
 // give (see docs/inference-perf.md).
-func applyInferencePerf(c *cli.Context, o *options, cfg *inferenceperf.Config) error {
+func (v *flagValues) applyInferencePerf(o *options, cfg *inferenceperf.Config) error {
 	r := &o.replay
-	unset := func(names ...string) bool {
-		for _, n := range names {
-			if c.IsSet(n) {
-				return false
-			}
-		}
-		return true
-	}
-	r.IgnoreEOS = c.Bool("ignore-eos") || unset("ignore-eos") && (!cfg.HasServer || cfg.Server.IgnoreEOS)
+	unset := func(dsts ...any) bool { return v.firstGiven(dsts...) == "" }
+	r.IgnoreEOS = v.ignoreEOS || unset(&v.ignoreEOS) && (!cfg.HasServer || cfg.Server.IgnoreEOS)
 	switch s := cfg.Server; {
 	case !cfg.HasServer:
 	case o.sim:
 		o.warnings = append(o.warnings, fmt.Sprintf("--sim: the server of %s (%s, model %q) is not used", cfg.File, s.BaseURL, s.ModelName))
 	default:
-		if unset("url") {
+		if unset(&v.url) {
 			r.URL = s.BaseURL
 		}
-		if s.ModelName != "" && unset("model", "served-model-name") {
+		if s.ModelName != "" && unset(&v.model, &v.servedModel) {
 			r.Model = s.ModelName
 		}
-		if s.APIKey != "" && unset("api-key") {
+		if s.APIKey != "" && unset(&v.apiKey) {
 			r.APIKey = s.APIKey
 		}
 	}
-	if unset("api") {
+	if unset(&v.api) {
 		r.API = replay.APICompletions
 		if cfg.API.Chat {
 			r.API = replay.APIChat
 		}
 	}
-	if unset("no-stream") {
+	if unset(&v.noStream) {
 		r.Stream = cfg.API.Streaming
 	}
 	if len(cfg.API.Headers) > 0 && r.Headers == nil {
@@ -135,16 +117,16 @@ func applyInferencePerf(c *cli.Context, o *options, cfg *inferenceperf.Config) e
 	if n := cfg.API.SessionTokenHeader; n != "" {
 		r.SessionTokens = append(r.SessionTokens, n)
 	}
-	if cfg.Load.RequestTimeout > 0 && unset("request-timeout", "request-timeout-sec") {
+	if cfg.Load.RequestTimeout > 0 && unset(&v.requestTimeout, &v.vllmRequestTimeout) {
 		r.RequestTimeout = cfg.Load.RequestTimeout
 	}
-	if unset("max-retries") {
+	if unset(&v.maxRetries) {
 		r.MaxRetries = 0 // inference-perf does not retry
 	}
-	if cfg.MetricsInterval > 0 && unset("metrics-interval") {
+	if cfg.MetricsInterval > 0 && unset(&v.metricsInterval) {
 		o.metrics.interval = cfg.MetricsInterval
 	}
-	if cfg.Tokenizer != "" && unset("tokenizer") {
+	if cfg.Tokenizer != "" && unset(&v.tokenizer) {
 		o.tokenizer = modelTokenizer("tokenizer.pretrained_model_name_or_path", cfg.Tokenizer, o, true)
 	}
 	return nil
