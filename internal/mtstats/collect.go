@@ -11,6 +11,7 @@ import (
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/report"
 	"github.com/mtkit/mtkit/internal/stats"
+	"github.com/mtkit/mtkit/internal/workbook"
 )
 
 // maxReported is how many malformed lines are printed before the rest are
@@ -72,7 +73,11 @@ func newCollector(o *Options, filter stats.Filter, objs []judge.Objective) (*col
 	if needTurns {
 		c.turns = map[int]*stats.Acc{}
 	}
-	if o.HTML != "" && o.Compare {
+	turnObjective := false
+	for _, ob := range objs {
+		turnObjective = turnObjective || ob.Turn >= 0
+	}
+	if o.Compare && (o.HTML != "" || turnObjective) {
 		c.groupTurns = map[string]map[int]*stats.Acc{}
 	}
 	gb, err := groupFunc(o.By)
@@ -349,10 +354,10 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 		c.stages.Add(r) // staged runs only: it keeps its own samples
 	}
 	if c.opts.XLSX != "" {
-		if len(c.raw) < report.MaxXLSXRows {
+		if len(c.raw) < workbook.MaxRows {
 			c.raw = append(c.raw, report.RawRow(r))
-		} else if len(c.raw) == report.MaxXLSXRows {
-			fmt.Fprintf(c.opts.Err, "%s: more than %d records; the Raw data sheet holds the first ones\n", c.opts.XLSX, report.MaxXLSXRows)
+		} else if len(c.raw) == workbook.MaxRows {
+			fmt.Fprintf(c.opts.Err, "%s: more than %d records; the Raw data sheet holds the first ones\n", c.opts.XLSX, workbook.MaxRows)
 			c.raw = append(c.raw, nil)
 		}
 	}

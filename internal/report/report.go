@@ -1,6 +1,6 @@
 // Package report renders what mtstats computed (Report): text tables,
 // markdown, JSON, CSV, a self-contained HTML page with charts, and Excel
-// workbooks (mtstats --xlsx, and vLLM's --excel-output layout).
+// workbooks (mtstats --xlsx).
 package report
 
 import (
@@ -64,3 +64,17 @@ const (
 	ByTable = "table"
 	ByFull  = "full"
 )
+
+// SLOMet reports whether every SLO verdict of rep holds: the pooled one,
+// or each --compare input's (true without --slo).
+func (rep *Report) SLOMet() bool {
+	if rep.SLO != nil && !rep.SLO.Met {
+		return false
+	}
+	for _, g := range rep.Groups {
+		if g.SLO != nil && !g.SLO.SLOMet() {
+			return false
+		}
+	}
+	return true
+}
