@@ -1,0 +1,384 @@
+package retention
+
+import (
+	"math"
+	"slices"
+)
+
+// Bases of the cached share.
+const (
+	BasisCachedTokens = "cached_tokens" // the server's usage.prompt_tokens_details.cached_tokens
+	BasisTTFT         = "ttft"          // estimated from TTFT (no cached_tokens reported)
+)
+
+// targetBuckets is about how many buckets a profile has.
+const targetBuckets = 20
+
+// Result is the retention analysis of a run: mtstats' cache_retention.
+// Figures that the records cannot give are nil (JSON null).
+type Result struct {
+	// Basis is how the cached share was found: BasisCachedTokens or
+	// BasisTTFT; "" when neither is possible.
+	Basis string `json:"basis"`
+	// CapacityTokens is the effective capacity: the LRU stack position
+	// (tokens) at which the fitted cached share falls below one half.
+	CapacityTokens *float64 `json:"capacity_tokens"`
+	// CapacityConversations is the same in conversations.
+	CapacityConversations *float64 `json:"capacity_conversations"`
+	// Profile is the retention profile by reuse distance in tokens.
+	Profile []TokenBucket `json:"profile"`
+	// Tiers splits hits into local and external (offloaded) ones, when
+	// the server's metrics do.
+	Tiers *Tiers `json:"tiers,omitempty"`
+
+	// Requests is the number of later turns profiled.
+	Requests int `json:"requests"`
+	// SharedPrefixTokens is the largest shared prefix detected: the
+	// cached tokens of a conversation's first request.
+	SharedPrefixTokens int64 `json:"shared_prefix_tokens"`
+	// ProfileSeconds is the retention profile by idle seconds.
+	ProfileSeconds []SecondsBucket `json:"profile_seconds"`
+	// Fit is the TTFT model of the ttft basis.
+	Fit *Fit `json:"ttft_fit,omitempty"`
+	// Note says why a figure is missing.
+	Note string `json:"note,omitempty"`
+}
+
+// Cell is the figures of one bucket of a profile.
+type Cell struct {
+	Requests int `json:"requests"`
+	// CachedShare is the mean over the bucket's requests of the share of
+	// the previous context (shared prefix left out) found cached.
+	CachedShare *float64 `json:"cached_share"`
+	TTFTP50Ms   *float64 `json:"ttft_p50_ms"`
+	// TTFTPerUncachedTokenMs is Σ TTFT / Σ (prompt − cached tokens) over
+	// the bucket's requests; nil on the ttft basis.
+	TTFTPerUncachedTokenMs *float64 `json:"ttft_per_uncached_token_ms"`
+	// LocalShare and ExternalShare split CachedShare by tier.
+	LocalShare    *float64 `json:"local_share,omitempty"`
+	ExternalShare *float64 `json:"external_share,omitempty"`
+}
+
+// TokenBucket is the requests whose reuse distance in tokens is in
+// [Lo, Hi) (the last bucket: [Lo, Hi]).
+type TokenBucket struct {
+	Lo                   int64    `json:"reuse_tokens_lo"`
+	Hi                   int64    `json:"reuse_tokens_hi"`
+	SecondsP50           *float64 `json:"reuse_seconds_p50"`
+	ConversationsP50     float64  `json:"reuse_conversations_p50"`
+	PrevContextTokensP50 float64  `json:"previous_context_tokens_p50"`
+	Cell
+}
+
+// SecondsBucket is the requests whose idle time is in [Lo, Hi) seconds
+// (the last bucket: [Lo, Hi]).
+type SecondsBucket struct {
+	Lo        float64 `json:"reuse_seconds_lo"`
+	Hi        float64 `json:"reuse_seconds_hi"`
+	TokensP50 float64 `json:"reuse_tokens_p50"`
+	Cell
+}
+
+// Fit is TTFT = BaseMs + PerTokenMs × prompt tokens, fitted on the first
+// turns (cache misses but for a shared prefix).
+type Fit struct {
+	BaseMs     float64 `json:"base_ms"`
+	PerTokenMs float64 `json:"per_token_ms"`
+	FirstTurns int     `json:"first_turns"`
+}
+
+// row is one profiled later turn.
+type row struct {
+	tokens   int64
+	convs    int32
+	secs     float64
+	prevCtx  float64 // previous context less the shared prefix
+	share    float64 // NaN when unknown
+	ttftMs   float64 // NaN when unknown
+	uncached float64 // NaN when unknown
+	local    float64 // tier split of share; NaN without tiers
+	external float64
+}
+
+// Options are the inputs of Result besides the records.
+type Options struct {
+	// Tiers are the server's local and external prefix-cache hits per
+	// scrape interval; nil when the metrics do not split them.
+	Tiers []TierInterval
+}
+
+// Result computes the analysis of the requests added so far.
+func (p *Pass) Result(o Options) *Result {
+	res := &Result{Profile: []TokenBucket{}, ProfileSeconds: []SecondsBucket{}}
+	shared := p.sharedPrefixes()
+	for _, s := range shared {
+		res.SharedPrefixTokens = max(res.SharedPrefixTokens, int64(s))
+	}
+	reuses := distances(p.reqs, len(p.convs), shared)
+	rows := make([]row, 0, len(reuses))
+	var kept []reuse
+	reported := false
+	for _, u := range reuses {
+		r := &p.reqs[u.i]
+		if !r.counted {
+			continue
+		}
+		pv := &p.reqs[u.prev]
+		w := row{tokens: u.tokens, convs: u.convs, secs: float64(r.start-pv.end) / 1e9,
+			prevCtx: float64(pv.ctx - shared[r.conv]), share: math.NaN(), ttftMs: math.NaN(),
+			uncached: math.NaN(), local: math.NaN(), external: math.NaN()}
+		if r.ttft >= 0 {
+			w.ttftMs = float64(r.ttft) / 1e6
+		}
+		if r.cached >= 0 {
+			reported = true
+			w.uncached = float64(r.prompt - r.cached)
+			if w.prevCtx > 0 {
+				w.share = clamp01(float64(r.cached-shared[r.conv]) / w.prevCtx)
+			}
+		}
+		rows = append(rows, w)
+		kept = append(kept, u)
+	}
+	res.Requests = len(rows)
+	switch {
+	case len(rows) == 0:
+		res.Note = "no later turn of a conversation to profile"
+	case reported:
+		res.Basis = BasisCachedTokens
+	default:
+		res.Fit = p.fitTTFT()
+		if res.Fit == nil {
+			res.Note = "the server reports no cached_tokens, and the first turns do not give a TTFT model (fewer than 8 with a TTFT, or their prompt lengths too alike)"
+			break
+		}
+		res.Basis = BasisTTFT
+		for k, u := range kept {
+			w := &rows[k]
+			if math.IsNaN(w.ttftMs) || w.prevCtx <= 0 {
+				continue
+			}
+			miss := res.Fit.BaseMs + res.Fit.PerTokenMs*float64(p.reqs[u.i].prompt)
+			w.share = clamp01((miss - w.ttftMs) / (res.Fit.PerTokenMs * w.prevCtx))
+		}
+	}
+	if res.Basis == BasisCachedTokens && o.Tiers != nil {
+		res.Tiers = p.tiers(o.Tiers, reuses, kept, rows)
+	}
+	res.Profile = tokenProfile(rows)
+	res.ProfileSeconds = secondsProfile(rows)
+	if res.Basis != "" {
+		tok, conv := make([]point, 0, len(rows)), make([]point, 0, len(rows))
+		for _, w := range rows {
+			if !math.IsNaN(w.share) {
+				tok = append(tok, point{float64(w.tokens) + w.prevCtx/2, w.share})
+				conv = append(conv, point{float64(w.convs) + 0.5, w.share})
+			}
+		}
+		if c, ok := capacity(tok); ok {
+			res.CapacityTokens = &c
+		}
+		if c, ok := capacity(conv); ok {
+			res.CapacityConversations = &c
+		}
+		if res.CapacityTokens == nil && res.Note == "" {
+			res.Note = "the cached share never falls below one half after being above it: no step"
+		}
+	}
+	return res
+}
+
+// sharedPrefixes returns per conversation the tokens it shares with
+// others: the cached tokens of its first request, when that request is
+// turn 0 (nothing of the conversation itself can be cached then).
+func (p *Pass) sharedPrefixes() []int32 {
+	shared := make([]int32, len(p.convs))
+	first := make([]int64, len(p.convs))
+	for c := range first {
+		first[c] = math.MaxInt64
+	}
+	for i := range p.reqs {
+		r := &p.reqs[i]
+		if r.start >= first[r.conv] {
+			continue
+		}
+		first[r.conv] = r.start
+		shared[r.conv] = 0
+		if r.turn == 0 && r.cached > 0 {
+			shared[r.conv] = r.cached
+		}
+	}
+	return shared
+}
+
+func clamp01(x float64) float64 { return max(0, min(1, x)) }
+
+func ptr(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// nice returns the smallest 1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 × 10^k at
+// least x.
+func nice(x float64) float64 {
+	if x <= 0 {
+		return 1
+	}
+	e := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {
+		if m*e >= x*(1-1e-12) {
+			return m * e
+		}
+	}
+	return 10 * e
+}
+
+// cut returns the bucket width and count for values in [0, ∞) whose 99th
+// percentile is q99: about targetBuckets buckets of a round width up to
+// q99, the last one open-ended.
+func cut(q99 float64, integer bool) (width float64, n int) {
+	width = nice(q99 / targetBuckets)
+	if integer {
+		width = max(1, math.Ceil(width))
+	}
+	return width, int(q99/width) + 1
+}
+
+// tokenProfile buckets the rows by reuse distance in tokens.
+func tokenProfile(rows []row) []TokenBucket {
+	if len(rows) == 0 {
+		return []TokenBucket{}
+	}
+	xs := make([]float64, len(rows))
+	for k, w := range rows {
+		xs[k] = float64(w.tokens)
+	}
+	width, n := cut(quantile(slices.Sorted(slices.Values(xs)), 0.99), true)
+	groups := group(xs, width, n)
+	out := make([]TokenBucket, 0, n)
+	var secs, convs, prev []float64
+	for b, idx := range groups {
+		if len(idx) == 0 {
+			continue
+		}
+		secs, convs, prev = secs[:0], convs[:0], prev[:0]
+		hi := int64(float64(b+1) * width)
+		for _, k := range idx {
+			secs = append(secs, rows[k].secs)
+			convs = append(convs, float64(rows[k].convs))
+			prev = append(prev, rows[k].prevCtx)
+			if b == n-1 {
+				hi = max(hi, rows[k].tokens)
+			}
+		}
+		out = append(out, TokenBucket{
+			Lo: int64(float64(b) * width), Hi: hi,
+			SecondsP50: ptr(median(secs)), ConversationsP50: median(convs), PrevContextTokensP50: median(prev),
+			Cell: cell(rows, idx),
+		})
+	}
+	return out
+}
+
+// secondsProfile buckets the rows by idle seconds.
+func secondsProfile(rows []row) []SecondsBucket {
+	if len(rows) == 0 {
+		return []SecondsBucket{}
+	}
+	xs := make([]float64, len(rows))
+	for k, w := range rows {
+		xs[k] = max(0, w.secs)
+	}
+	width, n := cut(quantile(slices.Sorted(slices.Values(xs)), 0.99), false)
+	groups := group(xs, width, n)
+	out := make([]SecondsBucket, 0, n)
+	var toks []float64
+	for b, idx := range groups {
+		if len(idx) == 0 {
+			continue
+		}
+		toks = toks[:0]
+		hi := float64(b+1) * width
+		for _, k := range idx {
+			toks = append(toks, float64(rows[k].tokens))
+			if b == n-1 {
+				hi = max(hi, xs[k])
+			}
+		}
+		out = append(out, SecondsBucket{Lo: float64(b) * width, Hi: hi, TokensP50: median(toks), Cell: cell(rows, idx)})
+	}
+	return out
+}
+
+// group returns the indices of xs per bucket of width, the last bucket
+// taking everything beyond.
+func group(xs []float64, width float64, n int) [][]int32 {
+	groups := make([][]int32, n)
+	for k, x := range xs {
+		b := min(n-1, int(x/width))
+		groups[b] = append(groups[b], int32(k))
+	}
+	return groups
+}
+
+// cell computes the figures of the rows idx.
+func cell(rows []row, idx []int32) Cell {
+	c := Cell{Requests: len(idx)}
+	var shareSum, shareN, localSum, extSum, tierN, ttftSum, uncachedSum float64
+	ttfts := make([]float64, 0, len(idx))
+	for _, k := range idx {
+		w := &rows[k]
+		if !math.IsNaN(w.share) {
+			shareSum += w.share
+			shareN++
+		}
+		if !math.IsNaN(w.local) {
+			localSum += w.local
+			extSum += w.external
+			tierN++
+		}
+		if !math.IsNaN(w.ttftMs) {
+			ttfts = append(ttfts, w.ttftMs)
+			if !math.IsNaN(w.uncached) {
+				ttftSum += w.ttftMs
+				uncachedSum += w.uncached
+			}
+		}
+	}
+	if shareN > 0 {
+		c.CachedShare = ptr(shareSum / shareN)
+	}
+	if tierN > 0 {
+		c.LocalShare, c.ExternalShare = ptr(localSum/tierN), ptr(extSum/tierN)
+	}
+	if len(ttfts) > 0 {
+		c.TTFTP50Ms = ptr(median(ttfts))
+	}
+	if uncachedSum > 0 {
+		c.TTFTPerUncachedTokenMs = ptr(ttftSum / uncachedSum)
+	}
+	return c
+}
+
+// median sorts xs and returns its median (NaN when empty).
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	return quantile(xs, 0.5)
+}
+
+// quantile is the p-quantile of sorted by linear interpolation between
+// order statistics (pandas' default); NaN when empty.
+func quantile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	h := float64(n-1) * p
+	lo := int(h)
+	if lo >= n-1 {
+		return sorted[n-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
