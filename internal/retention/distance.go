@@ -66,17 +66,18 @@ func order(reqs []req, key func(*req) int64) []int32 {
 }
 
 // distances computes the reuse of every later turn by one sweep over the
-// requests' touches in time order. A request touches the cache twice: at
-// its start with its prompt (the engine matches and allocates the prompt's
-// blocks) and at its end with its whole context, prompt and completion.
-// Each conversation is one item of an LRU stack, at the position of its
-// latest touch and weighing its latest context less its shared prefix
-// (shared[c]); the shared prefix is one more item, weighing the largest
-// shared prefix, at the latest touch of any conversation that has one.
-// The reuse distance of a later turn, taken at its start before its own
-// touch, is the weight above its conversation's item: the Fenwick tree's
-// sum over the later positions. Touches at the same instant as a start
-// come before it.
+// requests' starts and ends in time order. Each conversation is one item
+// of an LRU stack: at the position of its latest end, weighing the context
+// it left (prompt and completion) less its shared prefix (shared[c]), or,
+// while one of its requests runs, in flight, weighing that prompt less the
+// shared prefix. An engine cannot evict the blocks of a running request
+// and frees them, most recent first, when it ends, so a request in flight
+// counts as touched at every instant. The shared prefix is one more item,
+// weighing the largest shared prefix, touched with any conversation that
+// has one. The reuse distance of a later turn, taken at its start before
+// it goes in flight, is the weight touched since its conversation's latest
+// end: the Fenwick tree's sum over the later positions, plus everything in
+// flight. Ends at the same instant as a start come before it.
 func distances(reqs []req, nconv int, shared []int32) []reuse {
 	n := len(reqs)
 	byStart := order(reqs, func(r *req) int64 { return r.start })
@@ -92,38 +93,25 @@ func distances(reqs []req, nconv int, shared []int32) []reuse {
 		prev[i] = last[c]
 		last[c] = i
 	}
-	var sharedTok int32
+	var sharedTok int64
 	for _, s := range shared {
-		sharedTok = max(sharedTok, s)
+		sharedTok = max(sharedTok, int64(s))
 	}
 
-	f := newFenwick(2 * n)
-	pos := make([]int32, nconv) // latest touch position, 0 = never touched
-	wt := make([]int32, nconv)  // weight at that position
-	var sharedPos int32
-	var total int64
-	var totalN int32
+	f := newFenwick(n)
+	pos := make([]int32, nconv)     // position of the latest end, 0 = none or in flight
+	wt := make([]int32, nconv)      // weight at that position
+	running := make([]int32, nconv) // requests in flight
+	var total, flying int64         // weight in the tree, weight in flight
+	var totalN, flyingN int32
+	var sharedPos, sharedFlying int32
 	next := int32(0)
-	touch := func(c int32, tokens int32) {
-		next++
-		w := max(0, tokens-shared[c])
+	leave := func(c int32) { // c's item leaves its position
 		if p := pos[c]; p > 0 {
 			f.add(int(p), -int64(wt[c]), -1)
 			total -= int64(wt[c])
 			totalN--
-		}
-		f.add(int(next), int64(w), 1)
-		total += int64(w)
-		totalN++
-		pos[c], wt[c] = next, w
-		if shared[c] > 0 {
-			if sharedPos > 0 {
-				f.add(int(sharedPos), -int64(sharedTok), 0)
-				total -= int64(sharedTok)
-			}
-			f.add(int(next), int64(sharedTok), 0)
-			total += int64(sharedTok)
-			sharedPos = next
+			pos[c] = 0
 		}
 	}
 
@@ -133,13 +121,44 @@ func distances(reqs []req, nconv int, shared []int32) []reuse {
 		r := &reqs[i]
 		for ; j < n && reqs[byEnd[j]].end <= r.start; j++ {
 			e := &reqs[byEnd[j]]
-			touch(e.conv, e.ctx)
+			c := e.conv
+			running[c]--
+			flying -= int64(max(0, e.prompt-shared[c]))
+			if running[c] == 0 {
+				flyingN--
+			}
+			if shared[c] > 0 {
+				sharedFlying--
+			}
+			leave(c)
+			next++
+			w := max(0, e.ctx-shared[c])
+			f.add(int(next), int64(w), 1)
+			total += int64(w)
+			totalN++
+			pos[c], wt[c] = next, w
+			if shared[c] > 0 {
+				sharedPos = next
+			}
 		}
-		if pv := prev[i]; pv >= 0 && reqs[pv].end <= r.start && pos[r.conv] > 0 {
-			tok, cn := f.prefix(int(pos[r.conv]))
-			out = append(out, reuse{i: i, prev: pv, tokens: total - tok, convs: totalN - cn})
+		c := r.conv
+		if pv := prev[i]; pv >= 0 && reqs[pv].end <= r.start && pos[c] > 0 && running[c] == 0 {
+			tok, cn := f.prefix(int(pos[c]))
+			u := reuse{i: i, prev: pv, tokens: total - tok + flying, convs: totalN - cn + flyingN}
+			if sharedPos > pos[c] || sharedFlying > 0 {
+				u.tokens += sharedTok
+			}
+			out = append(out, u)
 		}
-		touch(r.conv, r.prompt)
+		leave(c)
+		if running[c] == 0 {
+			flyingN++
+		}
+		running[c]++
+		flying += int64(max(0, r.prompt-shared[c]))
+		if shared[c] > 0 {
+			sharedFlying++
+		}
 	}
 	return out
 }
