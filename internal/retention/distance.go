@@ -66,7 +66,8 @@ func order(reqs []req, key func(*req) int64) []int32 {
 }
 
 // distances computes the reuse of every later turn by one sweep over the
-// requests' starts and ends in time order. Each conversation is one item
+// requests' starts and ends in time order (the starts sorted, the ends
+// from a heap of the requests in flight). Each conversation is one item
 // of an LRU stack: at the position of its latest end, weighing the context
 // it left (prompt and completion) less its shared prefix (shared[c]), or,
 // while one of its requests runs, in flight, weighing that prompt less the
@@ -81,7 +82,6 @@ func order(reqs []req, key func(*req) int64) []int32 {
 func distances(reqs []req, nconv int, shared []int32) []reuse {
 	n := len(reqs)
 	byStart := order(reqs, func(r *req) int64 { return r.start })
-	byEnd := order(reqs, func(r *req) int64 { return r.end })
 
 	prev := make([]int32, n)
 	last := make([]int32, nconv)
@@ -116,11 +116,11 @@ func distances(reqs []req, nconv int, shared []int32) []reuse {
 	}
 
 	out := make([]reuse, 0, n)
-	j := 0
+	var ends endHeap // the requests in flight, by end
 	for _, i := range byStart {
 		r := &reqs[i]
-		for ; j < n && reqs[byEnd[j]].end <= r.start; j++ {
-			e := &reqs[byEnd[j]]
+		for len(ends) > 0 && ends[0].t <= r.start {
+			e := &reqs[ends.pop().i]
 			c := e.conv
 			running[c]--
 			flying -= int64(max(0, e.prompt-shared[c]))
@@ -159,6 +159,49 @@ func distances(reqs []req, nconv int, shared []int32) []reuse {
 		if shared[c] > 0 {
 			sharedFlying++
 		}
+		ends.push(timed{r.end, i})
 	}
 	return out
+}
+
+// endHeap is a min-heap of requests by end time (ties by index).
+type endHeap []timed
+
+func less(a, b timed) bool { return a.t < b.t || a.t == b.t && a.i < b.i }
+
+func (h *endHeap) push(x timed) {
+	*h = append(*h, x)
+	s := *h
+	for k := len(s) - 1; k > 0; {
+		p := (k - 1) / 2
+		if !less(s[k], s[p]) {
+			break
+		}
+		s[k], s[p] = s[p], s[k]
+		k = p
+	}
+}
+
+func (h *endHeap) pop() timed {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s = s[:n]
+	for k := 0; ; {
+		m, l, r := k, 2*k+1, 2*k+2
+		if l < n && less(s[l], s[m]) {
+			m = l
+		}
+		if r < n && less(s[r], s[m]) {
+			m = r
+		}
+		if m == k {
+			break
+		}
+		s[k], s[m] = s[m], s[k]
+		k = m
+	}
+	*h = s
+	return top
 }

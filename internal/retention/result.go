@@ -89,6 +89,7 @@ type Fit struct {
 
 // row is one profiled later turn.
 type row struct {
+	i        int32 // request index
 	tokens   int64
 	convs    int32
 	secs     float64
@@ -116,7 +117,6 @@ func (p *Pass) Result(o Options) *Result {
 	}
 	reuses := distances(p.reqs, len(p.convs), shared)
 	rows := make([]row, 0, len(reuses))
-	var kept []reuse
 	reported := false
 	for _, u := range reuses {
 		r := &p.reqs[u.i]
@@ -124,7 +124,7 @@ func (p *Pass) Result(o Options) *Result {
 			continue
 		}
 		pv := &p.reqs[u.prev]
-		w := row{tokens: u.tokens, convs: u.convs, secs: float64(r.start-pv.end) / 1e9,
+		w := row{i: u.i, tokens: u.tokens, convs: u.convs, secs: float64(r.start-pv.end) / 1e9,
 			prevCtx: float64(pv.ctx - shared[r.conv]), share: math.NaN(), ttftMs: math.NaN(),
 			uncached: math.NaN(), local: math.NaN(), external: math.NaN()}
 		if r.ttft >= 0 {
@@ -138,7 +138,6 @@ func (p *Pass) Result(o Options) *Result {
 			}
 		}
 		rows = append(rows, w)
-		kept = append(kept, u)
 	}
 	res.Requests = len(rows)
 	switch {
@@ -153,17 +152,17 @@ func (p *Pass) Result(o Options) *Result {
 			break
 		}
 		res.Basis = BasisTTFT
-		for k, u := range kept {
+		for k := range rows {
 			w := &rows[k]
 			if math.IsNaN(w.ttftMs) || w.prevCtx <= 0 {
 				continue
 			}
-			miss := res.Fit.BaseMs + res.Fit.PerTokenMs*float64(p.reqs[u.i].prompt)
+			miss := res.Fit.BaseMs + res.Fit.PerTokenMs*float64(p.reqs[w.i].prompt)
 			w.share = clamp01((miss - w.ttftMs) / (res.Fit.PerTokenMs * w.prevCtx))
 		}
 	}
 	if res.Basis == BasisCachedTokens && o.Tiers != nil {
-		res.Tiers = p.tiers(o.Tiers, reuses, kept, rows)
+		res.Tiers = p.tiers(o.Tiers, reuses, rows)
 	}
 	res.Profile = tokenProfile(rows)
 	res.ProfileSeconds = secondsProfile(rows)
@@ -255,28 +254,26 @@ func tokenProfile(rows []row) []TokenBucket {
 	for k, w := range rows {
 		xs[k] = float64(w.tokens)
 	}
-	width, n := cut(quantile(slices.Sorted(slices.Values(xs)), 0.99), true)
+	width, n := cut(quantileOf(slices.Clone(xs), 0.99), true)
 	groups := group(xs, width, n)
 	out := make([]TokenBucket, 0, n)
-	var secs, convs, prev []float64
+	scratch := make([]float64, len(rows))
 	for b, idx := range groups {
 		if len(idx) == 0 {
 			continue
 		}
-		secs, convs, prev = secs[:0], convs[:0], prev[:0]
 		hi := int64(float64(b+1) * width)
-		for _, k := range idx {
-			secs = append(secs, rows[k].secs)
-			convs = append(convs, float64(rows[k].convs))
-			prev = append(prev, rows[k].prevCtx)
-			if b == n-1 {
+		if b == n-1 {
+			for _, k := range idx {
 				hi = max(hi, rows[k].tokens)
 			}
 		}
 		out = append(out, TokenBucket{
 			Lo: int64(float64(b) * width), Hi: hi,
-			SecondsP50: ptr(median(secs)), ConversationsP50: median(convs), PrevContextTokensP50: median(prev),
-			Cell: cell(rows, idx),
+			SecondsP50:           ptr(medianOf(scratch, rows, idx, func(w *row) float64 { return w.secs })),
+			ConversationsP50:     medianOf(scratch, rows, idx, func(w *row) float64 { return float64(w.convs) }),
+			PrevContextTokensP50: medianOf(scratch, rows, idx, func(w *row) float64 { return w.prevCtx }),
+			Cell:                 cell(scratch, rows, idx),
 		})
 	}
 	return out
@@ -291,43 +288,68 @@ func secondsProfile(rows []row) []SecondsBucket {
 	for k, w := range rows {
 		xs[k] = max(0, w.secs)
 	}
-	width, n := cut(quantile(slices.Sorted(slices.Values(xs)), 0.99), false)
+	width, n := cut(quantileOf(slices.Clone(xs), 0.99), false)
 	groups := group(xs, width, n)
 	out := make([]SecondsBucket, 0, n)
-	var toks []float64
+	scratch := make([]float64, len(rows))
 	for b, idx := range groups {
 		if len(idx) == 0 {
 			continue
 		}
-		toks = toks[:0]
 		hi := float64(b+1) * width
-		for _, k := range idx {
-			toks = append(toks, float64(rows[k].tokens))
-			if b == n-1 {
+		if b == n-1 {
+			for _, k := range idx {
 				hi = max(hi, xs[k])
 			}
 		}
-		out = append(out, SecondsBucket{Lo: float64(b) * width, Hi: hi, TokensP50: median(toks), Cell: cell(rows, idx)})
+		out = append(out, SecondsBucket{Lo: float64(b) * width, Hi: hi,
+			TokensP50: medianOf(scratch, rows, idx, func(w *row) float64 { return float64(w.tokens) }),
+			Cell:      cell(scratch, rows, idx)})
 	}
 	return out
 }
 
 // group returns the indices of xs per bucket of width, the last bucket
-// taking everything beyond.
+// taking everything beyond: a counting sort, the groups slices of one
+// array.
 func group(xs []float64, width float64, n int) [][]int32 {
-	groups := make([][]int32, n)
+	bucket := make([]int32, len(xs))
+	count := make([]int, n+1)
 	for k, x := range xs {
 		b := min(n-1, int(x/width))
-		groups[b] = append(groups[b], int32(k))
+		bucket[k] = int32(b)
+		count[b+1]++
+	}
+	for b := range n {
+		count[b+1] += count[b]
+	}
+	idx := make([]int32, len(xs))
+	fill := slices.Clone(count[:n])
+	for k, b := range bucket {
+		idx[fill[b]] = int32(k)
+		fill[b]++
+	}
+	groups := make([][]int32, n)
+	for b := range n {
+		groups[b] = idx[count[b]:count[b+1]:count[b+1]]
 	}
 	return groups
 }
 
-// cell computes the figures of the rows idx.
-func cell(rows []row, idx []int32) Cell {
+// medianOf returns the median of f over the rows idx, using scratch.
+func medianOf(scratch []float64, rows []row, idx []int32, f func(*row) float64) float64 {
+	xs := scratch[:0]
+	for _, k := range idx {
+		xs = append(xs, f(&rows[k]))
+	}
+	return median(xs)
+}
+
+// cell computes the figures of the rows idx, using scratch.
+func cell(scratch []float64, rows []row, idx []int32) Cell {
 	c := Cell{Requests: len(idx)}
 	var shareSum, shareN, localSum, extSum, tierN, ttftSum, uncachedSum float64
-	ttfts := make([]float64, 0, len(idx))
+	ttfts := scratch[:0]
 	for _, k := range idx {
 		w := &rows[k]
 		if !math.IsNaN(w.share) {
@@ -360,25 +382,4 @@ func cell(rows []row, idx []int32) Cell {
 		c.TTFTPerUncachedTokenMs = ptr(ttftSum / uncachedSum)
 	}
 	return c
-}
-
-// median sorts xs and returns its median (NaN when empty).
-func median(xs []float64) float64 {
-	slices.Sort(xs)
-	return quantile(xs, 0.5)
-}
-
-// quantile is the p-quantile of sorted by linear interpolation between
-// order statistics (pandas' default); NaN when empty.
-func quantile(sorted []float64, p float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	h := float64(n-1) * p
-	lo := int(h)
-	if lo >= n-1 {
-		return sorted[n-1]
-	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
 }

@@ -47,7 +47,7 @@ type StageTiers struct {
 // that started in it are taken in order of reuse distance, and the local
 // tier's part of their cached tokens goes to the nearest ones: an LRU
 // hierarchy keeps the most recently used blocks in the first tier.
-func (p *Pass) tiers(ivs []TierInterval, reuses, kept []reuse, rows []row) *Tiers {
+func (p *Pass) tiers(ivs []TierInterval, reuses []reuse, rows []row) *Tiers {
 	t := &Tiers{}
 	ivs = slices.Clone(ivs)
 	slices.SortFunc(ivs, func(a, b TierInterval) int { return cmp.Compare(a.End, b.End) })
@@ -92,17 +92,17 @@ func (p *Pass) tiers(ivs []TierInterval, reuses, kept []reuse, rows []row) *Tier
 		}
 	}
 	var lpts, tpts []point
-	for k, u := range kept {
+	for k := range rows {
 		w := &rows[k]
-		c := p.reqs[u.i].cached
+		c := p.reqs[w.i].cached
 		if math.IsNaN(w.share) {
 			continue
 		}
 		switch {
 		case c == 0:
 			w.local, w.external = 0, 0
-		case !math.IsNaN(local[u.i]):
-			w.local = w.share * local[u.i] / float64(c)
+		case !math.IsNaN(local[w.i]):
+			w.local = w.share * local[w.i] / float64(c)
 			w.external = w.share - w.local
 		default:
 			continue
