@@ -270,8 +270,8 @@ func TestDiskFull(t *testing.T) {
 						}
 					}
 				}
-				if float64(turns) != sum["Requests"].(float64) || turns == 0 || turns >= 120 {
-					t.Errorf("-o holds %d sent turns, the run sent %v (of 120): conversations lost on the healthy disk", turns, sum["Requests"])
+				if float64(turns) != sum["requests"].(float64) || turns == 0 || turns >= 120 {
+					t.Errorf("-o holds %d sent turns, the run sent %v (of 120): conversations lost on the healthy disk", turns, sum["requests"])
 				}
 			case "conversations":
 				if !strings.Contains(got.stderr, "mtrun: writing conversations: ") {
@@ -279,8 +279,8 @@ func TestDiskFull(t *testing.T) {
 				}
 				sum := manifestSummary(t, man)
 				recs := readFiles(t, recPath)
-				if float64(len(recs)) != sum["Attempts"].(float64) || uint64(len(recs)) != srv.Server.Stats().Requests {
-					t.Errorf("%d records, %v attempts, server got %d: records lost on the healthy disk", len(recs), sum["Attempts"], srv.Server.Stats().Requests)
+				if float64(len(recs)) != sum["attempts"].(float64) || uint64(len(recs)) != srv.Server.Stats().Requests {
+					t.Errorf("%d records, %v attempts, server got %d: records lost on the healthy disk", len(recs), sum["attempts"], srv.Server.Stats().Requests)
 				}
 			}
 		})

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -95,11 +95,11 @@ func writeCapacity(path string, c sweep.Capacity) error {
 	if path == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	if err := c.WriteJSON(&b); err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 // addSummary adds the counts of s to total.

@@ -102,6 +102,7 @@ func Run(ctx context.Context, o Options, w Writer, stderr io.Writer) (int, error
 	}
 	if st != nil {
 		st.Wraps = g.walk.Wraps()
+		st.Redrawn = g.apart.redrawn
 		if err := st.Print(stderr); err != nil {
 			return n, err
 		}
@@ -115,6 +116,7 @@ type Generator struct {
 	tok     Tokenizer
 	tokName string
 	walk    synth.Walker
+	apart   *distinct
 	groups  int // number of shared prefixes (1 in vLLM mode)
 	common  []*sharedPrefix
 	commonN []int // sampled size of each group's prefix
@@ -140,6 +142,7 @@ const (
 	streamIn
 	streamOut
 	streamThink
+	streamRedraw
 )
 
 // New prepares a generator: it reads the corpus and samples the common
@@ -165,6 +168,7 @@ func New(cfg *Config, tok Tokenizer, tokName string) (*Generator, error) {
 	g := &Generator{
 		cfg: cfg, tok: tok, tokName: tokName,
 		walk:    synth.Walker{Src: src},
+		apart:   newDistinct(tok, text, seed),
 		groups:  max(cfg.PrefixGroups, 1),
 		rTurns:  rng(streamTurns),
 		rPrefix: rng(streamPrefix),
@@ -212,6 +216,9 @@ type job struct {
 	think   []float64
 	userWin [][]int
 	outWin  [][]int
+
+	head  string // text the first user message starts with on purpose
+	headN int
 
 	conv *conv.Conversation
 	err  error
@@ -314,6 +321,7 @@ func (g *Generator) build(j *job) error {
 		}
 		head, headN = head+u, headN+n
 	}
+	j.head, j.headN = head, headN
 	for t := range j.userN {
 		var (
 			text string
@@ -388,6 +396,9 @@ loop:
 		case <-ctx.Done():
 			err = ctx.Err()
 			break loop
+		}
+		if j.err == nil {
+			j.err = g.apart.check(j)
 		}
 		if j.err != nil {
 			err = j.err

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"sort"
@@ -24,12 +25,31 @@ type Stats struct {
 	Request []float64 // prompt tokens of each request: history + this message
 	// Wraps is how many times the corpus walk started over.
 	Wraps int
+	// Messages counts the user and assistant messages, Repeated those
+	// whose text is the same as an earlier message's (issue 23), Redrawn
+	// those the generator drew again because they started like an earlier
+	// message.
+	Messages, Repeated, Redrawn int
+	texts                       map[uint64]struct{}
 }
 
 // Add records one conversation.
 func (s *Stats) Add(c *conv.Conversation) {
 	turns, history := 0, 0
+	if s.texts == nil {
+		s.texts = map[uint64]struct{}{}
+	}
 	for _, m := range c.Messages {
+		if m.Role == conv.RoleUser || m.Role == conv.RoleAssistant {
+			s.Messages++
+			h := fnv.New64a()
+			h.Write([]byte(m.Content))
+			k := h.Sum64()
+			if _, dup := s.texts[k]; dup {
+				s.Repeated++
+			}
+			s.texts[k] = struct{}{}
+		}
 		switch m.Role {
 		case conv.RoleSystem:
 			history += m.Tokens
@@ -88,6 +108,7 @@ func (s *Stats) Print(w io.Writer) error {
 		b.WriteByte('\n')
 	}
 	fmt.Fprintf(&b, "corpus wraps: %d\n", s.Wraps)
+	fmt.Fprintf(&b, "repeated texts: %d of %d messages (%d drawn again to keep them apart)\n", s.Repeated, s.Messages, s.Redrawn)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

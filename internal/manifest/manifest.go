@@ -23,32 +23,68 @@ import (
 // is redacted (RedactArgs), headers are listed by name, and the whole
 // document goes through the run's redactor.
 type Manifest struct {
-	RunID      string          `json:"run_id"`
-	Started    time.Time       `json:"started"`
-	Ended      *time.Time      `json:"ended,omitempty"`
-	Version    string          `json:"mtkit_version"`
-	GoVersion  string          `json:"go_version"`
-	Host       string          `json:"host"`
-	OS         string          `json:"os"`
-	CPUs       int             `json:"cpus"`
-	Args       []string        `json:"args"`
-	Input      string          `json:"input"`
-	InputHash  string          `json:"input_sha256"`
-	Tokenizer  string          `json:"tokenizer"`
-	URL        string          `json:"url"`
-	Model      string          `json:"model,omitempty"`
-	MaxModel   int             `json:"max_model_len,omitempty"`
-	Settings   map[string]any  `json:"settings"`
-	Summary    *replay.Summary `json:"summary,omitempty"`
-	Simulated  bool            `json:"simulated"`
-	Records    string          `json:"records"`
-	ConvOutput string          `json:"conversations_output,omitempty"`
-	Metrics    any             `json:"metrics,omitempty"` // the server metrics series, when scraped
+	RunID      string         `json:"run_id"`
+	Started    time.Time      `json:"started"`
+	Ended      *time.Time     `json:"ended,omitempty"`
+	Version    string         `json:"mtkit_version"`
+	GoVersion  string         `json:"go_version"`
+	Host       string         `json:"host"`
+	OS         string         `json:"os"`
+	CPUs       int            `json:"cpus"`
+	Args       []string       `json:"args"`
+	Input      string         `json:"input"`
+	InputHash  string         `json:"input_sha256"`
+	Tokenizer  string         `json:"tokenizer"`
+	URL        string         `json:"url"`
+	Model      string         `json:"model,omitempty"`
+	MaxModel   int            `json:"max_model_len,omitempty"`
+	Settings   map[string]any `json:"settings"`
+	Summary    *Summary       `json:"summary,omitempty"`
+	Simulated  bool           `json:"simulated"`
+	Records    string         `json:"records"`
+	ConvOutput string         `json:"conversations_output,omitempty"`
+	Metrics    any            `json:"metrics,omitempty"` // the server metrics series, when scraped
+}
+
+// Summary is the end of a run as the manifest writes it: snake_case
+// names with their units (issue 23: the Go field names, Elapsed in ns
+// without a unit). The run id and model are the manifest's own fields.
+type Summary struct {
+	Requests       int64 `json:"requests"` // turns sent, retries not counted
+	Attempts       int64 `json:"attempts"`
+	FailedRequests int64 `json:"failed_requests"` // turns that failed after all retries
+	Retries        int64 `json:"retries"`
+	// Conversations by final status, in mtrun's and mtstats' vocabulary.
+	Conversations Conversations `json:"conversations"`
+	ElapsedS      float64       `json:"elapsed_s"`
+	// WriteBlockedS is the time sessions waited for the output writer.
+	WriteBlockedS float64 `json:"write_blocked_s"`
+	NextSeq       int64   `json:"next_seq"` // the seq after the last record
+	// VerifyOutput is there when answers were compared (--verify-output).
+	VerifyOutput *VerifyOutput `json:"verify_output,omitempty"`
+}
+
+// VerifyOutput counts the answers compared with the dataset's.
+type VerifyOutput struct {
+	Compared      int64           `json:"compared"`
+	Mismatched    int64           `json:"mismatched"`
+	FirstMismatch *replay.TurnRef `json:"first_mismatch,omitempty"`
+}
+
+// Conversations counts a run's conversations by final status.
+type Conversations struct {
+	Started    int64 `json:"started"`
+	Finished   int64 `json:"finished"`
+	Failed     int64 `json:"failed"`
+	Abandoned  int64 `json:"abandoned"`
+	Unfinished int64 `json:"unfinished"`
 }
 
 // New is the manifest of a run of r started at started, before it ends:
-// the software, the host and r's settings. extra adds settings that are
-// not replay options.
+// the software, the host and the settings of r that apply to the run
+// (issue 23: a closed-loop run showed poisson: true). extra adds settings
+// that are not replay options; those with a zero value ("", 0, false,
+// "0s", nil) did not apply and are left out.
 func New(r *replay.Options, started time.Time, version string, extra map[string]any) *Manifest {
 	host, _ := os.Hostname()
 	m := &Manifest{
@@ -56,26 +92,85 @@ func New(r *replay.Options, started time.Time, version string, extra map[string]
 		Host: host, OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(),
 		URL: r.URL, Model: r.Model, MaxModel: r.MaxModelLen,
 		Settings: map[string]any{
-			"api": r.API, "stream": r.Stream, "include_usage": r.IncludeUsage, "n": r.N,
-			"clients": r.Clients, "active": r.Active, "sampling": r.Sampling, "rate": r.Rate,
-			"poisson": r.Poisson, "max_concurrency": r.MaxInFlight, "loop": r.Loop,
-			"max_requests": r.MaxRequests, "duration": r.Duration.String(), "max_turns": r.MaxTurns,
-			"warmup_turns": r.WarmupTurns, "max_tokens": r.FixedMaxTokens,
-			"limit_min_tokens": r.LimitMinTokens, "limit_max_tokens": r.LimitMaxTokens,
-			"max_retries": r.MaxRetries, "on_failure": r.OnFailure, "request_timeout": r.RequestTimeout.String(),
-			"headers": headerNames(r), "extra_body": r.ExtraBody,
+			"api": r.API, "stream": r.Stream, "n": max(r.N, 1),
+			"max_retries": r.MaxRetries, "on_failure": r.OnFailure,
 		},
 	}
+	set := func(k string, v any) {
+		if !zero(v) {
+			m.Settings[k] = v
+		}
+	}
+	if r.Stream {
+		set("include_usage", r.IncludeUsage)
+	}
+	switch {
+	case r.Schedule != nil: // its own settings come in extra
+	case r.Rate > 0:
+		m.Settings["rate"], m.Settings["poisson"] = r.Rate, r.Poisson
+		set("max_concurrency", r.MaxInFlight)
+	default:
+		clients := max(r.Clients, replay.DefaultClients)
+		sampling := r.Sampling
+		if sampling == "" {
+			sampling = replay.SampleRoundRobin
+		}
+		m.Settings["clients"], m.Settings["active"], m.Settings["sampling"] = clients, max(r.Active, clients), sampling
+	}
+	for k, v := range map[string]any{
+		"loop": r.Loop, "max_requests": r.MaxRequests, "duration": r.Duration.String(), "max_turns": r.MaxTurns,
+		"warmup_turns": r.WarmupTurns, "max_tokens": r.FixedMaxTokens,
+		"limit_min_tokens": r.LimitMinTokens, "limit_max_tokens": r.LimitMaxTokens,
+		"request_timeout": r.RequestTimeout.String(), "headers": headerNames(r),
+	} {
+		set(k, v)
+	}
+	if len(r.ExtraBody) > 0 {
+		m.Settings["extra_body"] = r.ExtraBody
+	}
 	for k, v := range extra {
-		m.Settings[k] = v
+		set(k, v)
 	}
 	return m
+}
+
+// zero reports whether a setting's value is its type's zero (or "0s"):
+// a setting not given.
+func zero(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == "" || x == "0s"
+	case bool:
+		return !x
+	case int:
+		return x == 0
+	case int64:
+		return x == 0
+	case float64:
+		return x == 0
+	case []string:
+		return len(x) == 0
+	}
+	return false
 }
 
 // Finish adds what is known once the run is over.
 func (m *Manifest) Finish(sum *replay.Summary) {
 	end := m.Started.Add(sum.Elapsed).UTC()
-	m.RunID, m.Model, m.MaxModel, m.Summary, m.Ended = sum.RunID, sum.Model, sum.MaxModelLen, sum, &end
+	m.RunID, m.Model, m.MaxModel, m.Ended = sum.RunID, sum.Model, sum.MaxModelLen, &end
+	m.Summary = &Summary{
+		Requests: sum.Requests, Attempts: sum.Attempts, FailedRequests: sum.Failed, Retries: sum.Retries,
+		Conversations: Conversations{
+			Started: sum.Started, Finished: sum.Finished, Failed: sum.FailedConversations,
+			Abandoned: sum.Abandoned, Unfinished: sum.Unfinished,
+		},
+		ElapsedS: sum.Elapsed.Seconds(), WriteBlockedS: sum.WriteBlocked.Seconds(), NextSeq: sum.NextSeq,
+	}
+	if sum.Verified > 0 {
+		m.Summary.VerifyOutput = &VerifyOutput{Compared: sum.Verified, Mismatched: sum.Mismatched, FirstMismatch: sum.FirstMismatch}
+	}
 }
 
 // Path is the manifest's path: explicit (--manifest) if set, else the

@@ -58,6 +58,17 @@ type Summary struct {
 	WriteBlocked time.Duration
 	// NextSeq is the seq after the last record written.
 	NextSeq int64
+	// Verified counts the answers compared with the dataset's
+	// (--verify-output), Mismatched those that differed; FirstMismatch
+	// is the first of these in record order.
+	Verified, Mismatched int64
+	FirstMismatch        *TurnRef
+}
+
+// TurnRef names one turn of one conversation.
+type TurnRef struct {
+	Conversation string `json:"conversation_id"`
+	Turn         int    `json:"turn"`
 }
 
 // NewRunID returns a random run id.

@@ -762,6 +762,10 @@ func TestVerifyOutput(t *testing.T) {
 			t.Errorf("turn %d: verify_mismatch %v, want %v", i, r.VerifyMismatch, *want[i])
 		}
 	}
+	// Issue 23: mismatches were in the records only, never counted.
+	if s := res.sum; s.Verified != 2 || s.Mismatched != 1 || s.FirstMismatch == nil || *s.FirstMismatch != (TurnRef{"v", res.recs[1].Turn}) {
+		t.Errorf("summary: verified %d, mismatched %d, first %v; want 2, 1, v/%d", s.Verified, s.Mismatched, s.FirstMismatch, res.recs[1].Turn)
+	}
 	res = replayT(t, Options{URL: fs.URL, Stream: true}, []conv.Conversation{c})
 	for _, r := range res.recs {
 		if r.VerifyMismatch != nil {

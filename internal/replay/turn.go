@@ -297,6 +297,15 @@ func (r *runner) emit(recs []*record.Record) {
 				r.sum.Requests++
 			}
 		}
+		if v := rec.VerifyMismatch; v != nil {
+			r.sum.Verified++
+			if *v {
+				r.sum.Mismatched++
+				if r.sum.FirstMismatch == nil {
+					r.sum.FirstMismatch = &TurnRef{rec.ConversationID, rec.Turn}
+				}
+			}
+		}
 	}
 	r.mu.Unlock()
 	r.w.send(item{recs: recs})

@@ -55,8 +55,19 @@ type Config struct {
 	// and the last 80µs spun.
 	Precise bool
 
-	// CacheTokens is the prefix-cache capacity in tokens (0 = no cache).
+	// CacheTokens is the prefix-cache capacity in tokens (0 = no cache):
+	// the local tier, GPU memory in an engine.
 	CacheTokens int
+	// OffloadTokens is the capacity in tokens of a second tier, an LRU
+	// that receives the blocks evicted from the first (CPU memory behind
+	// a KV connector in vLLM; 0 = none). It needs CacheTokens > 0.
+	OffloadTokens int
+	// OffloadLoadPerToken is the cost of each prompt token loaded from
+	// the offload tier, in place of PrefillPerToken.
+	OffloadLoadPerToken time.Duration
+	// HideCachedTokens leaves usage.prompt_tokens_details out of
+	// responses, as vLLM does without --enable-prompt-tokens-details.
+	HideCachedTokens bool
 	// BlockSize is the number of tokens per cache block (default 16).
 	BlockSize int
 	// MaxModelLen is the context length: prompt + max_tokens beyond it
@@ -163,7 +174,8 @@ func (c Config) validate() error {
 	}
 	for name, d := range map[string]time.Duration{
 		"TTFTBase": c.TTFTBase, "PrefillPerToken": c.PrefillPerToken, "DecodePerToken": c.DecodePerToken,
-		"Faults.RetryAfter": c.Faults.RetryAfter, "Faults.Stall": c.Faults.Stall,
+		"OffloadLoadPerToken": c.OffloadLoadPerToken,
+		"Faults.RetryAfter":   c.Faults.RetryAfter, "Faults.Stall": c.Faults.Stall,
 	} {
 		if d < 0 {
 			bad(name, "negative duration %v", d)
@@ -173,7 +185,7 @@ func (c Config) validate() error {
 		bad("DecodeSlowdownPerSeq", "must be a finite number >= 0, got %v", c.DecodeSlowdownPerSeq)
 	}
 	for name, n := range map[string]int{
-		"MaxRunning": c.MaxRunning, "CacheTokens": c.CacheTokens, "ReasoningTokens": c.ReasoningTokens, "Replicas": c.Replicas,
+		"MaxRunning": c.MaxRunning, "CacheTokens": c.CacheTokens, "OffloadTokens": c.OffloadTokens, "ReasoningTokens": c.ReasoningTokens, "Replicas": c.Replicas,
 		"Faults.FailEvery": c.Faults.FailEvery, "Faults.ErrorBurst": c.Faults.ErrorBurst,
 	} {
 		if n < 0 {
@@ -186,6 +198,9 @@ func (c Config) validate() error {
 		if n <= 0 {
 			bad(name, "must be > 0, got %d", n)
 		}
+	}
+	if c.OffloadTokens > 0 && c.CacheTokens < c.BlockSize {
+		bad("OffloadTokens", "an offload tier needs a first tier: CacheTokens must hold at least one block (%d tokens), got %d", c.BlockSize, c.CacheTokens)
 	}
 	if c.Faults.ErrorStatus < 400 || c.Faults.ErrorStatus > 599 {
 		bad("Faults.ErrorStatus", "must be an HTTP error status 400-599, got %d", c.Faults.ErrorStatus)
@@ -223,6 +238,9 @@ var specKeys = []specKey{
 	{"max-running", "cap on running sequences, beyond it requests queue (0 = none)", intKey(func(c *Config) *int { return &c.MaxRunning }), intGet(func(c *Config) int { return c.MaxRunning })},
 	{"precise", "nanosleep+spin the last 1.5ms of each wait for µs accuracy (bool)", boolKey(func(c *Config) *bool { return &c.Precise }), func(c *Config) string { return boolGet(c.Precise) }},
 	{"cache", "prefix-cache capacity in tokens (0 = no cache)", intKey(func(c *Config) *int { return &c.CacheTokens }), intGet(func(c *Config) int { return c.CacheTokens })},
+	{"offload", "capacity in tokens of a second cache tier that receives the blocks evicted from the first (0 = none)", intKey(func(c *Config) *int { return &c.OffloadTokens }), intGet(func(c *Config) int { return c.OffloadTokens })},
+	{"offload-load", "load time per prompt token found in the offload tier (duration)", durKey(func(c *Config) *time.Duration { return &c.OffloadLoadPerToken }), durGet(func(c *Config) time.Duration { return c.OffloadLoadPerToken })},
+	{"hide-cached", "leave usage.prompt_tokens_details (cached_tokens) out of responses (bool)", boolKey(func(c *Config) *bool { return &c.HideCachedTokens }), func(c *Config) string { return boolGet(c.HideCachedTokens) }},
 	{"block", "tokens per cache block (default 16)", intKey(func(c *Config) *int { return &c.BlockSize }), intGet(func(c *Config) int { return c.BlockSize })},
 	{"max-model-len", "context length; longer requests get HTTP 400", intKey(func(c *Config) *int { return &c.MaxModelLen }), intGet(func(c *Config) int { return c.MaxModelLen })},
 	{"max-tokens", "output cap of requests without max_tokens (default 256)", intKey(func(c *Config) *int { return &c.DefaultMaxTokens }), intGet(func(c *Config) int { return c.DefaultMaxTokens })},
@@ -262,7 +280,8 @@ func SpecHelp() string {
 // ParseConfig parses a compact spec, comma-separated key=value items such
 // as "ttft=50ms,prefill=0.1ms,decode=10ms,cache=100000,max-running=64,
 // fail-every=5,status=503", into a Config. Durations use Go syntax
-// ("0.1ms", "50us"); booleans may be given as a bare key ("precise").
+// ("0.1ms", "50us"); booleans may be given as a bare key ("precise",
+// "hide-cached").
 // Later keys override earlier ones; "preset" resets the timing fields it
 // names. SpecHelp lists the keys.
 func ParseConfig(spec string) (Config, error) {
@@ -289,7 +308,7 @@ func ApplySpec(c *Config, spec string) error {
 			return fmt.Errorf("sim config: item %d %q: unknown key %q (known: %s)", i+1, item, key, keyNames())
 		}
 		if !hasVal {
-			if k.name != "precise" {
+			if k.name != "precise" && k.name != "hide-cached" {
 				return fmt.Errorf("sim config: item %d %q: key %q needs a value (%s=...)", i+1, item, key, key)
 			}
 			val = "true"

@@ -43,6 +43,14 @@ func TestParseConfig(t *testing.T) {
 		{"preset=fast", Config{}, `unknown preset "fast"`},
 		{"slowdown=NaN", Config{}, `invalid number "NaN"`},
 		{"tokenizer=/no/such/file.json", Config{}, "tokenizer"},
+		{"cache=30000,offload=120_000,offload-load=0.01ms,hide-cached", Config{CacheTokens: 30000, OffloadTokens: 120000,
+			OffloadLoadPerToken: 10 * time.Microsecond, HideCachedTokens: true}, ""},
+		{"hide-cached=false,offload-load=1us", Config{OffloadLoadPerToken: time.Microsecond}, ""},
+		{"offload=1000", Config{}, "OffloadTokens: an offload tier needs a first tier"},
+		{"cache=8,offload=1000", Config{}, "CacheTokens must hold at least one block (16 tokens), got 8"},
+		{"offload-load=-1us", Config{}, "negative duration"},
+		{"offload=-5", Config{}, "offload: must be >= 0"},
+		{"hide-cached=yes", Config{}, "invalid boolean"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
@@ -109,7 +117,8 @@ func TestSpecHelpListsEveryKey(t *testing.T) {
 
 func FuzzParseConfig(f *testing.F) {
 	for _, s := range []string{"", "ttft=50ms,decode=1ms", "precise", "preset=realistic", "error-rate=0.5,status=503",
-		"seed=-1,,model=x", "cache=1_000", "a=b=c", "stall=1h2m", "burst=3,fail-every=7"} {
+		"seed=-1,,model=x", "cache=1_000", "a=b=c", "stall=1h2m", "burst=3,fail-every=7",
+		"cache=30000,offload=120000,offload-load=0.01ms,hide-cached", "offload=5", "hide-cached=0,offload-load=2us"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {

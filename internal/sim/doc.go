@@ -4,8 +4,9 @@
 // It serves GET /v1/models, POST /v1/chat/completions and POST
 // /v1/completions, streaming (SSE) and not, and its timing is a model of
 // a serving engine: the time to first token is a base plus a prefill cost
-// per prompt token not found in an LRU prefix cache of token blocks, the
-// decode time per token grows with the number of running sequences, and
+// per prompt token not found in an LRU prefix cache of token blocks (with
+// an optional second tier that receives the blocks the first evicts, and
+// a load cost per token found there), the decode time per token grows with the number of running sequences, and
 // sequences beyond a cap wait in a FIFO queue. The output text is drawn
 // from an embedded corpus, one token per chunk, deterministically from a
 // seed. Faults (error statuses, 429 with Retry-After, stalls, dropped

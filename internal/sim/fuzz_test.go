@@ -56,7 +56,7 @@ func FuzzParseRequest(f *testing.F) {
 // FuzzServe drives the whole handler with arbitrary bodies: it must never
 // panic, and must answer either an OpenAI error or a well-formed response.
 func FuzzServe(f *testing.F) {
-	s, err := New(Config{MaxModelLen: 512, DefaultMaxTokens: 8, CacheTokens: 256, BlockSize: 4, ReasoningTokens: 2})
+	s, err := New(Config{MaxModelLen: 512, DefaultMaxTokens: 8, CacheTokens: 256, OffloadTokens: 256, BlockSize: 4, ReasoningTokens: 2})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -40,6 +40,7 @@ type counters struct {
 	bursts, clean                                        atomic.Uint64
 	stalls, disconnects, malformed, canceled             atomic.Uint64
 	promptTokens, cachedTokens, completionTokens, chunks atomic.Uint64
+	localHits, externalQueries, externalHits             atomic.Uint64
 	toolCalls                                            atomic.Uint64
 }
 
@@ -59,13 +60,18 @@ type Stats struct {
 	Canceled         uint64 `json:"canceled"`          // requests whose client went away first
 	Queued           uint64 `json:"queued"`            // requests that waited for MaxRunning
 	PromptTokens     uint64 `json:"prompt_tokens"`     // prompt tokens of admitted requests
-	CachedTokens     uint64 `json:"cached_tokens"`     // of which served from the prefix cache
+	CachedTokens     uint64 `json:"cached_tokens"`     // of which served from the prefix cache (both tiers)
+	LocalHitTokens   uint64 `json:"local_hit_tokens"`  // of which found in the local tier
+	ExternalQueries  uint64 `json:"external_queries"`  // tokens looked up in the offload tier (prompt − local hits)
+	ExternalHits     uint64 `json:"external_hits"`     // tokens found in the offload tier
 	CompletionTokens uint64 `json:"completion_tokens"` // output tokens sent (all choices)
 	Chunks           uint64 `json:"chunks"`            // SSE data lines written, [DONE] included
 	Running          int    `json:"running"`           // sequences running now
 	Waiting          int    `json:"waiting"`           // requests waiting now
-	CacheBlocks      int    `json:"cache_blocks"`      // blocks in the prefix cache now
-	CacheEvictions   uint64 `json:"cache_evictions"`   // blocks evicted so far
+	CacheBlocks      int    `json:"cache_blocks"`      // blocks in the local tier now
+	CacheEvictions   uint64 `json:"cache_evictions"`   // blocks evicted from the local tier so far (to the offload tier, if any)
+	OffloadBlocks    int    `json:"offload_blocks"`    // blocks in the offload tier now
+	OffloadEvictions uint64 `json:"offload_evictions"` // blocks dropped from the offload tier so far
 	ToolCalls        uint64 `json:"tool_calls"`        // answers planned as a tool call (all choices)
 }
 
@@ -84,7 +90,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, vocab: v, cache: newPrefixCache(cfg.CacheTokens / cfg.BlockSize), clk: realClock{}}
+	s := &Server{cfg: cfg, vocab: v, cache: newPrefixCache(cfg.CacheTokens/cfg.BlockSize, cfg.OffloadTokens/cfg.BlockSize), clk: realClock{}}
 	s.adm.limit = cfg.MaxRunning
 	type model struct {
 		ID          string `json:"id"`
@@ -109,16 +115,18 @@ func (s *Server) Config() Config { return s.cfg }
 
 // Stats returns a snapshot of the server's counters.
 func (s *Server) Stats() Stats {
-	blocks, ev := s.cache.size()
+	cs := s.cache.size()
 	c := &s.ctr
 	return Stats{
 		Requests: c.requests.Load(), Completed: c.completed.Load(), CompletedClean: c.clean.Load(), Rejected: c.rejected.Load(),
 		InjectedErrors: c.injected.Load(), ErrorBursts: c.bursts.Load(), RateLimited: c.rateLimited.Load(), Stalls: c.stalls.Load(),
 		Disconnects: c.disconnects.Load(), Malformed: c.malformed.Load(), Canceled: c.canceled.Load(),
 		Queued: s.adm.waited.Load(), PromptTokens: c.promptTokens.Load(), CachedTokens: c.cachedTokens.Load(),
+		LocalHitTokens: c.localHits.Load(), ExternalQueries: c.externalQueries.Load(), ExternalHits: c.externalHits.Load(),
 		CompletionTokens: c.completionTokens.Load(), Chunks: c.chunks.Load(),
 		Running: int(s.adm.running.Load()), Waiting: int(s.adm.queued.Load()),
-		CacheBlocks: blocks, CacheEvictions: ev, ToolCalls: c.toolCalls.Load(),
+		CacheBlocks: cs.blocks, CacheEvictions: cs.evictions, OffloadBlocks: cs.offloadBlocks, OffloadEvictions: cs.offloadEvictions,
+		ToolCalls: c.toolCalls.Load(),
 	}
 }
 
@@ -483,21 +491,35 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan) {
 
 	bs := s.cfg.BlockSize
 	hashes := blockHashes(p.prompt, bs)
-	cached := 0
-	if s.cache.capBlocks > 0 {
+	local, external := 0, 0
+	if s.cache.enabled() {
 		// The last prompt token is always computed, as in vLLM.
 		matchable := min((len(p.prompt)-1)/bs, len(hashes))
-		cached = s.cache.match(hashes[:matchable]) * bs
+		lb, eb := s.cache.match(hashes[:matchable])
+		local, external = lb*bs, eb*bs
 	}
+	// cached_tokens counts both tiers, as vLLM's num_cached_tokens counts
+	// the local and the connector's tokens (see docs/simulator.md).
+	cached := local + external
 	s.ctr.promptTokens.Add(uint64(len(p.prompt)))
 	s.ctr.cachedTokens.Add(uint64(cached))
+	s.ctr.localHits.Add(uint64(local))
+	if s.cfg.OffloadTokens > 0 {
+		s.ctr.externalQueries.Add(uint64(len(p.prompt) - local))
+		s.ctr.externalHits.Add(uint64(external))
+	}
+	shown := cached
+	if s.cfg.HideCachedTokens {
+		shown = -1
+	}
 	if sw != nil {
-		sw.cached = cached
+		sw.cached = shown
 	}
 
 	sl := s.clk.pacer(s.cfg.Precise)
 	defer sl.stop()
-	next := start.Add(s.cfg.TTFTBase + s.cfg.PrefillPerToken*time.Duration(len(p.prompt)-cached))
+	next := start.Add(s.cfg.TTFTBase + s.cfg.PrefillPerToken*time.Duration(len(p.prompt)-cached) +
+		s.cfg.OffloadLoadPerToken*time.Duration(external))
 	for i := 0; i < p.maxLen; i++ {
 		if i > 0 {
 			next = next.Add(s.interval())
@@ -540,7 +562,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan) {
 	for c := range p.choices {
 		cp := &p.choices[c]
 		out += uint64(cp.len())
-		if s.cache.capBlocks > 0 {
+		if s.cache.enabled() {
 			full := s.vocab.appendIDs(s.vocab.appendIDs(append([]int(nil), p.prompt...), cp.reasoning), cp.content)
 			s.cache.insert(blockHashes(full, bs))
 		}
@@ -560,7 +582,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, p *plan) {
 		s.completed(p)
 		return
 	}
-	body := s.responseBody(p, cached)
+	body := s.responseBody(p, shown)
 	if p.malformedAt >= 0 {
 		s.ctr.malformed.Add(1)
 		body = body[:len(body)/2]
@@ -583,17 +605,22 @@ func (s *Server) completed(p *plan) {
 
 // usage is the OpenAI usage object.
 type usage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	PromptTokensDetails struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
+	PromptTokens            int            `json:"prompt_tokens"`
+	TotalTokens             int            `json:"total_tokens"`
+	CompletionTokens        int            `json:"completion_tokens"`
+	PromptTokensDetails     *promptDetails `json:"prompt_tokens_details,omitempty"`
 	CompletionTokensDetails *struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details,omitempty"`
 }
 
+// promptDetails is usage.prompt_tokens_details.
+type promptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// planUsage returns the usage of p with cached prompt tokens; cached < 0
+// leaves prompt_tokens_details out (Config.HideCachedTokens).
 func planUsage(p *plan, cached int) usage {
 	var u usage
 	u.PromptTokens = len(p.prompt)
@@ -603,7 +630,9 @@ func planUsage(p *plan, cached int) usage {
 		reasoning += p.choices[c].reasoning.n
 	}
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	u.PromptTokensDetails.CachedTokens = cached
+	if cached >= 0 {
+		u.PromptTokensDetails = &promptDetails{cached}
+	}
 	if reasoning > 0 {
 		u.CompletionTokensDetails = &struct {
 			ReasoningTokens int `json:"reasoning_tokens"`

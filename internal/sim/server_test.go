@@ -361,26 +361,33 @@ func TestPrefixCacheUnit(t *testing.T) {
 	if blockHashes(x, 16)[1] == blockHashes(y, 16)[1] {
 		t.Fatal("block hash does not depend on the prefix")
 	}
-	c := newPrefixCache(5)
+	c := newPrefixCache(5, 0)
+	match := func(hs []uint64) int {
+		local, external := c.match(hs)
+		if external != 0 {
+			t.Fatalf("external hit %d without an offload tier", external)
+		}
+		return local
+	}
 	c.insert(a)
-	if got := c.match(a); got != 4 {
+	if got := match(a); got != 4 {
 		t.Fatalf("match %d, want 4", got)
 	}
-	if got := c.match(a[:2]); got != 2 {
+	if got := match(a[:2]); got != 2 {
 		t.Fatalf("match prefix %d, want 2", got)
 	}
 	c.insert(b) // 6 blocks > 5: evicts a's tail, not its head
-	if got := c.match(a); got != 3 {
+	if got := match(a); got != 3 {
 		t.Fatalf("after eviction match %d, want 3 (tail evicted first)", got)
 	}
-	if got := c.match(b); got != 2 {
+	if got := match(b); got != 2 {
 		t.Fatalf("match b %d, want 2", got)
 	}
-	if n, ev := c.size(); n != 5 || ev != 1 {
-		t.Fatalf("size %d evictions %d", n, ev)
+	if sz := c.size(); sz.blocks != 5 || sz.evictions != 1 || sz.offloadBlocks != 0 || sz.offloadEvictions != 0 {
+		t.Fatalf("size %+v", sz)
 	}
-	if got := newPrefixCache(0).match(a); got != 0 {
-		t.Fatalf("disabled cache matched %d", got)
+	if local, external := newPrefixCache(0, 0).match(a); local != 0 || external != 0 {
+		t.Fatalf("disabled cache matched %d+%d", local, external)
 	}
 }
 

@@ -230,9 +230,11 @@ func (sw *streamWriter) finish() {
 		b = strconv.AppendInt(b, int64(u.TotalTokens), 10)
 		b = append(b, `,"completion_tokens":`...)
 		b = strconv.AppendInt(b, int64(u.CompletionTokens), 10)
-		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
-		b = strconv.AppendInt(b, int64(u.PromptTokensDetails.CachedTokens), 10)
-		b = append(b, '}')
+		if d := u.PromptTokensDetails; d != nil {
+			b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+			b = strconv.AppendInt(b, int64(d.CachedTokens), 10)
+			b = append(b, '}')
+		}
 		if d := u.CompletionTokensDetails; d != nil {
 			b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
 			b = strconv.AppendInt(b, int64(d.ReasoningTokens), 10)

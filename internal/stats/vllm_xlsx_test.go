@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -24,6 +25,10 @@ func TestWriteVLLMXLSX(t *testing.T) {
 	wb := &VLLMWorkbook{Params: []VLLMParam{{"model", "m"}, {"num_clients", 2}}, Warmup: []float64{0, 0.5}, Requests: reqs}
 	if err := WriteVLLMXLSX(path, wb); err != nil {
 		t.Fatal(err)
+	}
+	// Issue 23: excelize's SaveAs wrote the file executable (0755).
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm()&0o111 != 0 {
+		t.Errorf("%s: mode %v (%v), want 0644 as the HTML report", path, st.Mode(), err)
 	}
 	f, err := excelize.OpenFile(path)
 	if err != nil {

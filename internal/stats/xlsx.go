@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -187,8 +188,22 @@ func saveWithRawData(f *excelize.File, path string, columns []string, rows [][]a
 	if err := rw.Flush(); err != nil {
 		return err
 	}
-	if err := f.SaveAs(path); err != nil {
+	return saveFile(f, path)
+}
+
+// saveFile writes f to path with mode 0644, as the HTML report is written
+// (excelize's SaveAs creates files 0755: issue 23).
+func saveFile(f *excelize.File, path string) error {
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
 		return fmt.Errorf("xlsx: %w", err)
+	}
+	if err := f.Write(out); err != nil {
+		out.Close()
+		return fmt.Errorf("xlsx: %s: %w", path, err)
+	}
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("xlsx: %s: %w", path, err)
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 package sweep
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -170,6 +172,16 @@ type Capacity struct {
 	// (Criteria.Unsteady).
 	Unsteady float64  `json:"unsteady"`
 	Stages   []Judged `json:"stages"`
+}
+
+// WriteJSON writes c as indented JSON, one line per field, with '<', '>'
+// and '&' as themselves: objectives read "ttft_p95<=60ms", not
+// "ttft_p95\u003c=60ms" as encoding/json's default escaping writes them.
+func (c Capacity) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(c)
 }
 
 // Judged is one stage's result and verdicts.

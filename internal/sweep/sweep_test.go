@@ -231,3 +231,21 @@ func TestCapacityLine(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityJSONPlain: the capacity JSON writes objectives as typed
+// (issue 23: "ttft_p95\u003c=2s").
+func TestCapacityJSONPlain(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	c := Capacity{Schema: "mtkit.capacity/1", Kind: Rate, Capacity: 4, Objectives: []string{"ttft_p95<=2s", "e2e_p99<5s&x>1"}}
+	if err := c.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, `"ttft_p95<=2s"`) || !strings.Contains(out, `"e2e_p99<5s&x>1"`) || strings.Contains(out, `\u00`) {
+		t.Errorf("capacity JSON:\n%s", out)
+	}
+	if !strings.HasSuffix(out, "}\n") || !strings.Contains(out, "\n  \"kind\": ") {
+		t.Errorf("not indented JSON ending in a newline:\n%s", out)
+	}
+}

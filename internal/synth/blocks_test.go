@@ -231,3 +231,40 @@ func TestUnique(t *testing.T) {
 		t.Error("unique blocks were cached")
 	}
 }
+
+// TestWalkerNeverRealigns: after the corpus is exhausted, a walk of equal
+// windows starts each window at a token no earlier window started at,
+// until every start is used (issue 23: the walk restarted at 0 and
+// repeated the first pass's windows).
+func TestWalkerNeverRealigns(t *testing.T) {
+	t.Parallel()
+	tok, err := tokenize.Load("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := NewStream(tok, strings.Repeat("It was a bright cold day in April, and the clocks were striking thirteen. ", 3))
+	src.Ensure(1 << 20)
+	total := len(src.IDs())
+	const n = 7
+	w := Walker{Src: src}
+	starts := map[int]bool{}
+	fits := total - n + 1 // starts a window of n tokens fits at
+	for i := range fits {
+		win := w.Take(n)
+		if len(win) != n {
+			t.Fatalf("window %d: %d tokens", i, len(win))
+		}
+		p := w.pos - n
+		if starts[p] {
+			t.Fatalf("window %d starts at %d again (wraps %d)", i, p, w.Wraps())
+		}
+		starts[p] = true
+	}
+	if w.Wraps() < 2 || w.Reused() != 0 {
+		t.Fatalf("wraps %d, reused %d", w.Wraps(), w.Reused())
+	}
+	w.Take(n)
+	if w.Reused() != 1 {
+		t.Errorf("the window after every start was used: reused %d, want 1", w.Reused())
+	}
+}

@@ -118,18 +118,40 @@ func (s *Stream) Ensure(n int) {
 	}
 }
 
-// Walker hands out disjoint windows of the corpus token stream in order,
-// starting over at the beginning only when the rest of the corpus is too
-// short for the next window.
+// Walker hands out windows of the corpus token stream in order. When the
+// rest of the corpus is too short for the next window the walk starts
+// over, and from then on every window starts at a token no earlier window
+// started at: the offsets of a later pass never realign with those of an
+// earlier one, so two windows never hold the same text (issue 23: with
+// realigned offsets, 2,400 messages held 1,130 distinct texts). Only when
+// every start has been used do starts repeat.
 type Walker struct {
 	// Src is the stream walked.
-	Src   *Stream
-	pos   int
-	wraps int
+	Src    *Stream
+	pos    int
+	wraps  int
+	used   []uint64 // bit i: a window started at token i
+	reused int      // windows taken since every start was used
+	spent  bool     // every start was used once
 }
 
 // Wraps returns how many times the walk started over.
 func (w *Walker) Wraps() int { return w.wraps }
+
+// Reused returns how many windows started at a token an earlier window
+// started at (only once every start of the corpus was used).
+func (w *Walker) Reused() int { return w.reused }
+
+func (w *Walker) isUsed(i int) bool {
+	return i/64 < len(w.used) && w.used[i/64]&(1<<(i%64)) != 0
+}
+
+func (w *Walker) mark(i int) {
+	for i/64 >= len(w.used) {
+		w.used = append(w.used, 0)
+	}
+	w.used[i/64] |= 1 << (i % 64)
+}
 
 // Take reserves the next n tokens. The result must not be modified.
 func (w *Walker) Take(n int) []int {
@@ -138,7 +160,8 @@ func (w *Walker) Take(n int) []int {
 	}
 	w.Src.Ensure(w.pos + n)
 	ids := w.Src.ids
-	if w.pos+n <= len(ids) {
+	if w.wraps == 0 && w.pos+n <= len(ids) {
+		w.mark(w.pos)
 		out := ids[w.pos : w.pos+n : w.pos+n]
 		w.pos += n
 		return out
@@ -148,17 +171,43 @@ func (w *Walker) Take(n int) []int {
 	if total == 0 {
 		return nil
 	}
-	w.wraps++
-	if n <= total {
-		w.pos = n
-		return ids[:n:n]
+	if n > total {
+		// A window longer than the whole corpus repeats it.
+		w.wraps++
+		out := make([]int, n)
+		for i := range out {
+			out[i] = ids[(w.pos+i)%total]
+		}
+		w.wraps += (w.pos + n) / total
+		w.pos = (w.pos + n) % total
+		return out
 	}
-	// A window longer than the whole corpus repeats it.
-	out := make([]int, n)
-	for i := range out {
-		out[i] = ids[(w.pos+i)%total]
+	p := w.free(n, total)
+	w.mark(p)
+	if w.spent {
+		w.reused++
 	}
-	w.wraps += (w.pos + n) / total
-	w.pos = (w.pos + n) % total
-	return out
+	w.pos = p + n
+	return ids[p : p+n : p+n]
+}
+
+// free returns the first start at or after pos, walking over the end to
+// the beginning of the corpus, that no window started at and leaves room
+// for n tokens. When there is none, every start may be used again.
+func (w *Walker) free(n, total int) int {
+	p := w.pos
+	for range total + 1 {
+		if p+n > total {
+			w.wraps++
+			p = 0
+		}
+		if !w.isUsed(p) {
+			return p
+		}
+		p++
+	}
+	// Every start that fits a window of n tokens is used: start afresh.
+	clear(w.used)
+	w.spent = true
+	return 0
 }
