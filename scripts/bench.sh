@@ -13,6 +13,10 @@
 #             DuckDB agree), not the timings (~2-3 min)
 # Env:   MTKIT_BENCH_OUT  directory for results (default: a temporary directory);
 #        it receives mtbench.json and gobench.txt
+#        MTKIT_BENCH_BASE  git commit whose mtrun is measured beside this tree's
+#        ("[before]" figures: trace-burst lateness, CPU per turn and per chunk,
+#        the 1,000-stream error split); default 18de6e4, main before issue 26's
+#        changes; empty: none
 #
 # Exit status: 0 ok, 3 a target was missed (full run only), 1 an error.
 set -euo pipefail
@@ -31,6 +35,16 @@ mkdir -p "$out" "$tmp/bin"
 echo "bench.sh: building binaries" >&2
 go build -o "$tmp/bin/" ./cmd/... ./internal/cmd/mtbench
 
+base=()
+base_ref=${MTKIT_BENCH_BASE-18de6e4}
+if [[ -n $base_ref && $smoke == 0 ]]; then
+  echo "bench.sh: building mtrun at $base_ref (the [before] figures)" >&2
+  mkdir -p "$tmp/base-src" "$tmp/base-bin"
+  git archive "$base_ref" | tar -x -C "$tmp/base-src"
+  (cd "$tmp/base-src" && go build -o "$tmp/base-bin/" ./cmd/mtrun)
+  base=(--base-bin "$tmp/base-bin")
+fi
+
 extra=()
 if fx=$(bash scripts/fixtures.sh 2>/dev/null); then
   q=$(grep '/qwen3/tokenizer.json$' <<<"$fx" || true)
@@ -46,7 +60,7 @@ fi
 bash scripts/vllm/setup.sh >/dev/null || echo "bench.sh: scripts/vllm/setup.sh failed: vLLM converter figures will be n/a" >&2
 
 status=0
-"$tmp/bin/mtbench" --bin "$tmp/bin" --work "$tmp/work" --json "$out/mtbench.json" "${extra[@]}" "$@" || status=$?
+"$tmp/bin/mtbench" --bin "$tmp/bin" --work "$tmp/work" --json "$out/mtbench.json" "${base[@]}" "${extra[@]}" "$@" || status=$?
 if [[ $status != 0 && $status != 3 ]]; then
   exit "$status"
 fi
@@ -54,7 +68,7 @@ fi
 # Go benchmarks of the hot paths: SSE chunk parse and the client (replay),
 # record encode/decode (record), conversation decode (conv), tokenizer
 # encode (tokenize), quantiles and aggregation (stats), simulator (sim).
-pkgs=(./internal/replay ./internal/record ./internal/conv ./internal/tokenize ./internal/stats ./internal/sim)
+pkgs=(./internal/replay ./internal/record ./internal/conv ./internal/tokenize ./internal/stats ./internal/mtstats ./internal/sim)
 benchtime=1s
 filter=.
 if [[ $smoke == 1 ]]; then

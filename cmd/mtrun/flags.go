@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -12,10 +13,15 @@ import (
 	"github.com/mtkit/mtkit/internal/replay"
 )
 
-// newApp declares mtrun's flags; every flag of vLLM's
-// benchmark_serving_multi_turn.py is accepted with vLLM's meaning
-// (vllmFlags declares those mtkit has only under vLLM's name).
-func newApp(s command.Streams) *cli.App {
+// runFunc runs mtrun with its parsed options: run, or a test's
+// stand-in that checks them (the seam of gh's runF).
+type runFunc func(ctx context.Context, o *options, s command.Streams) error
+
+// newApp declares mtrun's flags and calls runF with the options they
+// give; every flag of vLLM's benchmark_serving_multi_turn.py is accepted
+// with vLLM's meaning (vllmFlags declares those mtkit has only under
+// vLLM's name).
+func newApp(s command.Streams, runF runFunc) *cli.App {
 	app := command.NewApp("mtrun", "replay multi-turn conversations against an OpenAI-compatible server", s)
 	app.ArgsUsage = "[FILE | -]"
 	app.Description = `Reads sessions from FILE or stdin: mtkit conversations (JSONL), vLLM's JSON
@@ -53,7 +59,7 @@ Durations take Go units (500ms, 2s, 1m30s); a bare number is seconds.
 		for _, w := range opts.warnings {
 			fmt.Fprintf(s.Err, "mtrun: warning: %s\n", w)
 		}
-		return red.Error(run(c.Context, opts, s))
+		return red.Error(runF(c.Context, opts, s))
 	}
 	return app
 }

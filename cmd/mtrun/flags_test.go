@@ -13,7 +13,7 @@ import (
 // checks the help conventions of each flag.
 func TestFlagTable(t *testing.T) {
 	t.Parallel()
-	flags := newApp(command.Streams{}).Flags
+	flags := newApp(command.Streams{}, run).Flags
 	for _, f := range flags {
 		cliflag.CheckHelp(t, f)
 	}

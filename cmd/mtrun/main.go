@@ -19,5 +19,5 @@ import (
 )
 
 func main() {
-	os.Exit(command.Run(context.Background(), newApp(command.OSStreams()), os.Args))
+	os.Exit(command.Run(context.Background(), newApp(command.OSStreams(), run), os.Args))
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,8 +26,25 @@ func mtrun(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) inv
 	t.Helper()
 	var out, errb clitest.Buffer
 	s := command.Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Signals: sig}
-	code := command.Run(context.Background(), newApp(s), append([]string{"mtrun"}, args...))
+	code := command.Run(context.Background(), newApp(s, run), append([]string{"mtrun"}, args...))
 	return invocation{code: code, stdout: out.String(), stderr: errb.String(), stdoutBytes: out.Bytes()}
+}
+
+// parse returns the options mtrun parses from args (without the program
+// name), failing the test on a usage error; nothing runs.
+func parse(t *testing.T, args ...string) *options {
+	t.Helper()
+	var errb clitest.Buffer
+	var got *options
+	s := command.Streams{In: strings.NewReader(""), Out: io.Discard, Err: &errb}
+	app := newApp(s, func(_ context.Context, o *options, _ command.Streams) error {
+		got = o
+		return nil
+	})
+	if code := command.Run(context.Background(), app, append([]string{"mtrun"}, args...)); code != 0 || got == nil {
+		t.Fatalf("mtrun %q: exit %d: %s", args, code, errb.String())
+	}
+	return got
 }
 
 // TestGolden checks help and usage-error output: help on stdout, errors

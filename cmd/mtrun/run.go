@@ -54,6 +54,9 @@ type options struct {
 	metrics metricsOptions // metrics.go
 	scale   scaleOut       // segment.go
 	stage   stageFlags     // --stages, --sweep (stages.go)
+	// replayRun, when set, replaces replay.Run: tests check the sweep
+	// loop's wiring with it, without a server or a clock.
+	replayRun func(stop, abort context.Context, o replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error)
 }
 
 func optionsFrom(c *cli.Context, v *flagValues) (*options, error) {

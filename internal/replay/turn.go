@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -25,13 +26,21 @@ type turnInfo struct {
 	stage        int    // stage of a staged schedule (0: none)
 }
 
-// runTurn sends the session's current turn, retrying as the failure
-// policy allows, records every attempt and updates the history.
-func (r *runner) runTurn(s *session) {
-	n, ok := r.reserve()
-	if !ok {
-		return
-	}
+// request is a turn's request, built before the turn is due (build), so
+// that the work of building it (client token counts, the context guard,
+// encoding the body) is not part of its lateness.
+type request struct {
+	t            turnSpec
+	body         []byte
+	header       http.Header // the session's headers
+	clientPrompt int
+	inputMsgs    int
+}
+
+// build makes the request of the session's current turn (prepared and
+// planned). It changes nothing the schedule reads; false means it failed
+// and the run is stopping (r.fail).
+func (r *runner) build(s *session) (*request, bool) {
 	t := s.cur
 	o := &r.o
 	input := t.input()
@@ -54,7 +63,7 @@ func (r *runner) runTurn(s *session) {
 		enc, err := s.encoded()
 		if err != nil {
 			r.fail(fmt.Errorf("request body: %w", err))
-			return
+			return nil, false
 		}
 		spec.Encoded = enc
 	}
@@ -62,11 +71,29 @@ func (r *runner) runTurn(s *session) {
 	if o.SendConversationID {
 		spec.ConversationID = s.id
 	}
+	body, err := o.buildBody(spec)
+	if err != nil {
+		r.fail(err)
+		return nil, false
+	}
+	return &request{t: t, body: body, header: o.sessionHeaders(s), clientPrompt: clientPrompt, inputMsgs: len(msgs)}, true
+}
+
+// runTurn sends the session's current turn, whose request is req (built
+// for it, and due now), retrying as the failure policy allows, records
+// every attempt and updates the history.
+func (r *runner) runTurn(s *session, req *request) {
+	n, ok := r.reserve()
+	if !ok {
+		return
+	}
+	t, body, clientPrompt := req.t, req.body, req.clientPrompt
+	o := &r.o
 	info := turnInfo{
 		phase:        o.Phase,
 		scheduled:    s.ready,
 		thinkPlanned: s.think,
-		inputMsgs:    len(msgs),
+		inputMsgs:    req.inputMsgs,
 	}
 	if o.Tokenizer != nil {
 		info.clientPrompt = int64(clientPrompt)
@@ -81,17 +108,16 @@ func (r *runner) runTurn(s *session) {
 			info.phase = record.PhaseWarmup
 		}
 	}
-	body, err := o.buildBody(spec)
-	if err != nil {
-		r.fail(err)
-		return
-	}
 	if o.PrintContent {
 		r.printContent(s, ">>>", t.user.Content)
 	}
 	var a *attempt
+	header := req.header
 	for attempt := 0; ; attempt++ {
-		a = r.c.do(r.abort, body, o.sessionHeaders(s), o.timeoutFor(t.maxTokens), t.maxTokens)
+		if attempt > 0 {
+			header = o.sessionHeaders(s) // as the last response left the route
+		}
+		a = r.c.do(r.abort, body, header, o.timeoutFor(t.maxTokens), t.maxTokens)
 		o.capture(s, a.Header)
 		if o.BackendHeader != "" {
 			info.backend = a.Header.Get(o.BackendHeader)

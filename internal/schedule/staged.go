@@ -28,6 +28,13 @@ type Level struct {
 // (UserGap): in a stage of N users starting at T, user u sends at
 // T + u·Gap/N + k·Gap (see TurnAt).
 //
+// With Lanes (closed lanes, no Gap), a level is active sessions: Lanes
+// closed-loop clients share the current stage's level of sessions as
+// Closed spreads its Sessions over its Clients, so the clients stay and
+// the working set of conversations they alternate between grows or
+// shrinks (ActiveAt). A lane over its new share finishes the sessions it
+// has before it takes another.
+//
 // With Rate, a level is new sessions a second and arrivals follow each
 // stage's rate from the stage's start (constant spacing, or Poisson
 // drawn from Seed), so the arrival times are a function of the seed and
@@ -52,6 +59,17 @@ type Staged struct {
 	Poisson bool
 	Seed    uint64
 	First   int
+	// Lanes, above 0 with closed lanes, makes the levels active sessions
+	// spread over Lanes lanes.
+	Lanes int
+}
+
+// Quota is a Schedule whose closed lanes' share of sessions changes over
+// time (Staged with Lanes).
+type Quota interface {
+	// ActiveAt returns how many sessions lane user keeps in progress at
+	// at; 0 after the schedule's end.
+	ActiveAt(user int, at time.Duration) int
 }
 
 // Gated is a Schedule whose closed lanes take new sessions only at some
@@ -76,6 +94,9 @@ func (s Staged) Users() int {
 	if s.Rate {
 		return 0
 	}
+	if s.Lanes > 0 {
+		return s.Lanes
+	}
 	n := 1
 	for _, l := range s.Levels {
 		n = max(n, int(l.Level))
@@ -83,8 +104,38 @@ func (s Staged) Users() int {
 	return n
 }
 
-// Active implements Schedule: a lane works on one session at a time.
-func (Staged) Active(int) int { return 1 }
+// Active implements Schedule: a lane works on one session at a time, or
+// with Lanes on its share of the highest level.
+func (s Staged) Active(user int) int {
+	n := 1
+	if s.Lanes > 0 {
+		for _, l := range s.Levels {
+			n = max(n, s.share(user, l.Level))
+		}
+	}
+	return n
+}
+
+// share is lane user's part of level active sessions (Lanes > 0).
+func (s Staged) share(user int, level float64) int {
+	return Closed{Clients: s.Lanes, Sessions: int(level)}.Active(user)
+}
+
+// ActiveAt implements Quota: lane user's share of the level of the stage
+// at falls in; 1 without Lanes; 0 from End on.
+func (s Staged) ActiveAt(user int, at time.Duration) int {
+	var start time.Duration
+	for _, l := range s.Levels {
+		start += l.Duration
+		if at < start {
+			if s.Lanes > 0 {
+				return s.share(user, l.Level)
+			}
+			return 1
+		}
+	}
+	return 0
+}
 
 // TurnAt implements Schedule: after the think time for clients and
 // rates, the lane's slot for users (Gap > 0).
@@ -158,7 +209,7 @@ func (s Staged) Open(user int, at time.Duration) (time.Duration, bool) {
 	var start time.Duration
 	for _, l := range s.Levels {
 		end := start + l.Duration
-		if at < end && float64(user) < l.Level {
+		if at < end && (s.Lanes > 0 || float64(user) < l.Level) {
 			return max(at, start), true
 		}
 		start = end
@@ -224,6 +275,8 @@ func checkStaged(s Staged) error {
 		return fmt.Errorf("stages: none given")
 	case s.Gap < 0 || s.Rate && s.Gap > 0:
 		return fmt.Errorf("stages: gap %s; want a gap above 0 for users stages only", s.Gap)
+	case s.Lanes < 0 || s.Lanes > 0 && (s.Rate || s.Gap > 0):
+		return fmt.Errorf("stages: %d lanes; want lanes for active stages of closed-loop clients only", s.Lanes)
 	}
 	for i, l := range s.Levels {
 		switch {
@@ -233,6 +286,8 @@ func checkStaged(s Staged) error {
 			return fmt.Errorf("stage %d: %g %s; want a whole number", i+1, l.Level, s.kind())
 		case l.Duration <= 0:
 			return fmt.Errorf("stage %d: duration %s; want a duration above 0", i+1, l.Duration)
+		case s.Lanes > 0 && int(l.Level) < s.Lanes:
+			return fmt.Errorf("stage %d: %g active sessions for %d clients; want at least one session per client", i+1, l.Level, s.Lanes)
 		case l.Warmup < 0 || l.Warmup >= l.Duration:
 			return fmt.Errorf("stage %d: warmup %s; want at least 0 and less than the stage's %s", i+1, l.Warmup, l.Duration)
 		}
@@ -247,6 +302,8 @@ func (s Staged) kind() string {
 		return "sessions a second"
 	case s.Gap > 0:
 		return "users"
+	case s.Lanes > 0:
+		return "active sessions"
 	}
 	return "clients"
 }

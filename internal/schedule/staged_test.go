@@ -10,6 +10,7 @@ var (
 	_ Schedule = Staged{}
 	_ Gated    = Staged{}
 	_ Stager   = Staged{}
+	_ Quota    = Staged{}
 )
 
 const sec = time.Second
@@ -50,6 +51,60 @@ func TestStagedLanes(t *testing.T) {
 		if from != tc.wantFrom || ok != tc.wantOK {
 			t.Errorf("%s: Open(%d, %v) = %v, %v; want %v, %v", tc.name, tc.user, tc.at, from, ok, tc.wantFrom, tc.wantOK)
 		}
+	}
+}
+
+// TestStagedActive checks active-session stages: the clients stay, each
+// lane's share of a stage's sessions follows Closed's spread, lanes are
+// open for the whole run, and turns follow the think time.
+func TestStagedActive(t *testing.T) {
+	s := Staged{Lanes: 3, Levels: []Level{
+		{Level: 3, Duration: 10 * sec, Warmup: 2 * sec},
+		{Level: 8, Duration: 10 * sec},
+		{Level: 4, Duration: 5 * sec},
+	}}
+	if s.Users() != 3 || s.Arrivals() != nil {
+		t.Fatalf("Users() = %d, Arrivals() = %v; want 3 lanes", s.Users(), s.Arrivals())
+	}
+	for user, want := range []int{3, 3, 2} { // the highest level's shares
+		if got := s.Active(user); got != want {
+			t.Errorf("Active(%d) = %d, want %d", user, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		at   time.Duration
+		want [3]int
+	}{
+		{0, [3]int{1, 1, 1}},
+		{9 * sec, [3]int{1, 1, 1}},
+		{10 * sec, [3]int{3, 3, 2}},
+		{20 * sec, [3]int{2, 1, 1}},
+		{25 * sec, [3]int{0, 0, 0}},
+	} {
+		for user, want := range tc.want {
+			if got := s.ActiveAt(user, tc.at); got != want {
+				t.Errorf("ActiveAt(%d, %v) = %d, want %d", user, tc.at, got, want)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		user     int
+		at, from time.Duration
+		ok       bool
+	}{{2, 0, 0, true}, {2, 24 * sec, 24 * sec, true}, {0, 25 * sec, 0, false}} {
+		if from, ok := s.Open(tc.user, tc.at); from != tc.from || ok != tc.ok {
+			t.Errorf("Open(%d, %v) = %v, %v; want %v, %v", tc.user, tc.at, from, ok, tc.from, tc.ok)
+		}
+	}
+	if st, warm := s.StageAt(11 * sec); st != 2 || warm {
+		t.Errorf("StageAt(11s) = %d, %v", st, warm)
+	}
+	turn := Turn{User: 1, Index: 2, LaneTurn: 5, PrevEnd: 12 * sec, Think: 3 * sec}
+	if got := s.TurnAt(turn); got != afterThink(turn) {
+		t.Errorf("TurnAt = %v, want the think time after the previous answer (%v)", got, afterThink(turn))
+	}
+	if got := clientStages().ActiveAt(0, 12*sec); got != 1 {
+		t.Errorf("clients stages: ActiveAt = %d, want 1", got)
 	}
 }
 
@@ -149,6 +204,11 @@ func TestCheckStaged(t *testing.T) {
 		{"fractional users", Staged{Gap: sec, Levels: []Level{{Level: 2.5, Duration: sec}}}, false},
 		{"rate with a gap", Staged{Rate: true, Gap: sec, Levels: []Level{{Level: 2, Duration: sec}}}, false},
 		{"negative gap", Staged{Gap: -1, Levels: []Level{{Level: 2, Duration: sec}}}, false},
+		{"active", Staged{Lanes: 2, Levels: []Level{{Level: 2, Duration: sec}, {Level: 9, Duration: sec}}}, true},
+		{"active below the clients", Staged{Lanes: 4, Levels: []Level{{Level: 3, Duration: sec}}}, false},
+		{"active with a rate", Staged{Rate: true, Lanes: 2, Levels: []Level{{Level: 4, Duration: sec}}}, false},
+		{"active with a gap", Staged{Gap: sec, Lanes: 2, Levels: []Level{{Level: 4, Duration: sec}}}, false},
+		{"negative lanes", Staged{Lanes: -1, Levels: []Level{{Level: 4, Duration: sec}}}, false},
 	} {
 		if err := Check(tc.s); (err == nil) != tc.ok {
 			t.Errorf("%s: Check = %v, want ok %v", tc.name, err, tc.ok)

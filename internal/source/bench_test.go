@@ -73,3 +73,39 @@ func openAndRead(data []byte) (int, error) {
 	_, err = in.Digest()
 	return in.Sessions(), err
 }
+
+// BenchmarkMooncakeNext synthesizes the prompts of a Mooncake trace, as
+// mtrun does when it reads a session (issue 26): 64 requests of 1,024 to
+// 32,768 tokens (cycling, mean 8.3k), whose blocks are all new but the
+// shared first one, in o200k_base. It reports the CPU time per session
+// and per 1,000 prompt tokens.
+func BenchmarkMooncakeNext(b *testing.B) {
+	const n = 64
+	sizes := []int{1024, 2048, 4096, 8192, 16384, 32768}
+	next, tokens := 1, 0
+	data := benchInput(n, func(i int) string {
+		in := sizes[i%len(sizes)]
+		tokens += in
+		ids := "0"
+		for range in/MooncakeBlockSize - 1 {
+			ids += "," + itoa(next)
+			next++
+		}
+		return `{"timestamp":0,"input_length":` + itoa(in) + `,"output_length":16,"hash_ids":[` + ids + `]}`
+	})
+	f, _ := Lookup("mooncake")
+	b.ReportAllocs()
+	for b.Loop() {
+		src, err := f.Open(bytes.NewReader(data), "bench.jsonl", Options{Tokenizer: "o200k_base"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range n {
+			if _, ok := src.Next(); !ok {
+				b.Fatal(src.Err())
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1e6, "ms/session")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tokens)*1e3/1e6, "ms/ktoken")
+}

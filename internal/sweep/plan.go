@@ -22,6 +22,10 @@ import (
 // from Start to the knee with Fill evenly spaced levels, so the curve of
 // throughput against latency can be drawn. A client-limited stage ends
 // the sweep: the client could not go further.
+//
+// An Active sweep is planned on retention instead (see nextActive): its
+// levels are active conversations of Clients fixed clients, and a stage
+// holds when the server kept its working set in cache.
 type Planner struct {
 	Kind      Kind
 	Start     float64 // first level (default 1)
@@ -32,6 +36,12 @@ type Planner struct {
 	MaxStages int     // stages in all (default 12)
 	Duration  time.Duration
 	Warmup    time.Duration
+	// Clients is the fixed number of clients of an Active sweep: no level
+	// goes below it.
+	Clients int
+	// Returns is how many times each conversation of an Active stage
+	// comes back after the warmup (default 4).
+	Returns int
 	// Objectives says whether stages are judged against objectives (bisect
 	// for the capacity) or not (find the knee and fill).
 	Objectives bool
@@ -54,6 +64,9 @@ func (p Planner) withDefaults() Planner {
 	if p.MaxStages <= 0 {
 		p.MaxStages = 12
 	}
+	if p.Returns <= 0 {
+		p.Returns = 4
+	}
 	return p
 }
 
@@ -63,6 +76,9 @@ func (p Planner) Next(done []Result) (Stage, bool) {
 	p = p.withDefaults()
 	if len(done) >= p.MaxStages {
 		return Stage{}, false
+	}
+	if p.Kind == Active {
+		return p.nextActive(done)
 	}
 	stage := func(level float64) (Stage, bool) {
 		if p.Kind.integral() {
@@ -170,8 +186,13 @@ type Capacity struct {
 	Objectives    []string `json:"objectives"`
 	// Unsteady is the steadiness tolerance the stages were judged with
 	// (Criteria.Unsteady).
-	Unsteady float64  `json:"unsteady"`
-	Stages   []Judged `json:"stages"`
+	Unsteady float64 `json:"unsteady"`
+	// Basis is what an active sweep's retention was judged on
+	// (cached_tokens or ttft); KneeWorkingSetTokens is the working set at
+	// its knee. Both only for active sweeps.
+	Basis                Basis    `json:"basis,omitempty"`
+	KneeWorkingSetTokens *float64 `json:"knee_working_set_tokens,omitempty"`
+	Stages               []Judged `json:"stages"`
 }
 
 // WriteJSON writes c as indented JSON, one line per field, with '<', '>'
@@ -196,7 +217,17 @@ type Judged struct {
 	ClientLimited bool    `json:"client_limited"`
 	MeetsSLO      bool    `json:"meets_slo"`
 	Failed        float64 `json:"failed"`
-	Holds         bool    `json:"holds"`
+	// Holds is, for an active stage, that its working set was retained.
+	Holds bool `json:"holds"`
+	// An active stage's later turns (Retention), when it had any.
+	LaterTurns       *int     `json:"later_turns,omitempty"`
+	WorkingSetTokens *float64 `json:"working_set_tokens,omitempty"`
+	HitShare         *float64 `json:"hit_share,omitempty"`
+	TTFTP50Ms        *float64 `json:"ttft_p50_ms,omitempty"`
+	// Hits per tier over an active stage, when the server's metrics
+	// split them.
+	LocalHitTokens    *float64 `json:"local_hit_tokens,omitempty"`
+	ExternalHitTokens *float64 `json:"external_hit_tokens,omitempty"`
 }
 
 // CapacitySchema is the "schema" of Capacity.
@@ -207,6 +238,9 @@ func (c Criteria) Judge(kind Kind, objectives []string, rs []Result) Capacity {
 	out := Capacity{Schema: CapacitySchema, Kind: kind, Objectives: objectives, Unsteady: c.withDefaults().Unsteady}
 	if out.Objectives == nil {
 		out.Objectives = []string{}
+	}
+	if kind == Active {
+		return c.judgeActive(out, rs)
 	}
 	p := Planner{Criteria: c}
 	lo, hi, bracketed := p.bracket(rs)
@@ -232,8 +266,37 @@ func (c Criteria) Judge(kind Kind, objectives []string, rs []Result) Capacity {
 	return out
 }
 
+// NoneSteady reports whether stages were run and none of them was steady:
+// the capacity then measures nothing.
+func (c Capacity) NoneSteady() bool {
+	if c.Kind == Active {
+		return false // an active sweep is judged by cache retention
+	}
+	for _, j := range c.Stages {
+		if j.Steady {
+			return false
+		}
+	}
+	return len(c.Stages) > 0
+}
+
+// Err is the sweep's failure to find a capacity: no stage was steady
+// (issue 23: it reported "capacity 0 rate" and mtrun exited 0).
+func (c Capacity) Err() error {
+	if c.NoneSteady() {
+		return fmt.Errorf("sweep: none of the %d stages was steady (their two halves' request rates differed by more than %.0f%%): no capacity was measured; lengthen the stages (--stage-duration) or start lower", len(c.Stages), 100*c.Unsteady)
+	}
+	return nil
+}
+
 // Line is the one-line summary of the capacity.
 func (c Capacity) Line() string {
+	if c.Kind == Active {
+		return c.activeLine()
+	}
+	if c.NoneSteady() {
+		return fmt.Sprintf("no capacity: none of the %d stages was steady; lengthen the stages (--stage-duration) or start lower", len(c.Stages))
+	}
 	s := fmt.Sprintf("capacity %s %s", strconv.FormatFloat(c.Capacity, 'g', 4, 64), c.Kind)
 	if c.Failed != nil {
 		s += fmt.Sprintf(" (%s did not hold)", strconv.FormatFloat(*c.Failed, 'g', 4, 64))

@@ -26,7 +26,14 @@ const (
 	// Users is user-centric users, each sending a turn every --user-gap
 	// (mtrun --users).
 	Users Kind = "users"
+	// Active is active conversations shared by a fixed number of
+	// closed-loop clients (mtrun --clients with --active): the working
+	// set of the server's prefix cache.
+	Active Kind = "active"
 )
+
+// known reports whether k is a stage kind.
+func (k Kind) known() bool { return k == Clients || k == Rate || k == Users || k == Active }
 
 // integral reports whether levels of k are whole numbers.
 func (k Kind) integral() bool { return k != Rate }
@@ -51,7 +58,7 @@ func (s Stage) String() string {
 
 // ParseStages parses a comma-separated list of stages, each
 // KIND=LEVEL:DURATION[:WARMUP], e.g. "clients=4:60s,clients=8:60s:10s".
-// KIND is clients, rate or users; clients and users are whole numbers.
+// KIND is clients, rate, users or active; all but rate are whole numbers.
 func ParseStages(s string) ([]Stage, error) {
 	var out []Stage
 	for i, item := range strings.Split(s, ",") {
@@ -71,10 +78,8 @@ func parseStage(item string) (Stage, error) {
 		return Stage{}, fmt.Errorf("want KIND=LEVEL:DURATION[:WARMUP], e.g. clients=8:60s")
 	}
 	st := Stage{Kind: Kind(strings.TrimSpace(kind))}
-	switch st.Kind {
-	case Clients, Rate, Users:
-	default:
-		return Stage{}, fmt.Errorf("kind %q is not clients, rate or users", kind)
+	if !st.Kind.known() {
+		return Stage{}, fmt.Errorf("kind %q is not clients, rate, users or active", kind)
 	}
 	parts := strings.Split(rest, ":")
 	if len(parts) < 2 || len(parts) > 3 {
@@ -112,8 +117,8 @@ func (s Stage) Load() string {
 func ParseLoad(s string) (Kind, float64, error) {
 	kind, level, ok := strings.Cut(s, "=")
 	k := Kind(kind)
-	if !ok || k != Clients && k != Rate && k != Users {
-		return "", 0, fmt.Errorf("stage load %q: want KIND=LEVEL, KIND clients, rate or users", s)
+	if !ok || !k.known() {
+		return "", 0, fmt.Errorf("stage load %q: want KIND=LEVEL, KIND clients, rate, users or active", s)
 	}
 	x, err := strconv.ParseFloat(level, 64)
 	if err != nil || !(x > 0) {

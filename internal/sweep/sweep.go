@@ -22,6 +22,8 @@ type Result struct {
 	// MeetsSLO says every objective held over the window (true when there
 	// are none).
 	MeetsSLO bool
+	// Retention is what an active stage measured of the server's cache.
+	Retention Retention
 }
 
 // Criteria are the thresholds of the judgements on a Result.
@@ -35,6 +37,10 @@ type Criteria struct {
 	// Plateau is the share of the low-load throughput per unit of load
 	// below which a stage is past the knee (default 0.85).
 	Plateau float64
+	// TTFTStep is how many times the lowest stage's TTFT p50 the highest
+	// must reach before an active sweep judged on TTFT sees a step
+	// (default 2).
+	TTFTStep float64
 }
 
 func (c Criteria) withDefaults() Criteria {
@@ -46,6 +52,9 @@ func (c Criteria) withDefaults() Criteria {
 	}
 	if c.Plateau <= 0 {
 		c.Plateau = 0.85
+	}
+	if c.TTFTStep <= 1 {
+		c.TTFTStep = 2
 	}
 	return c
 }

@@ -9,7 +9,7 @@ import (
 
 func TestParseStages(t *testing.T) {
 	t.Parallel()
-	got, err := ParseStages("clients=4:60s, clients=8:1m30s:10s,rate=2.5:30s,users=16:2m")
+	got, err := ParseStages("clients=4:60s, clients=8:1m30s:10s,rate=2.5:30s,users=16:2m,active=64:5m:30s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,6 +18,7 @@ func TestParseStages(t *testing.T) {
 		{Clients, 8, 90 * time.Second, 10 * time.Second},
 		{Rate, 2.5, 30 * time.Second, 0},
 		{Users, 16, 2 * time.Minute, 0},
+		{Active, 64, 5 * time.Minute, 30 * time.Second},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %v", got)
@@ -35,6 +36,7 @@ func TestParseStages(t *testing.T) {
 		{"clients=4", "KIND=LEVEL:DURATION"},
 		{"threads=4:60s", `kind "threads"`},
 		{"clients=2.5:60s", "whole number"},
+		{"active=2.5:60s", "whole number"},
 		{"rate=0:60s", "positive number"},
 		{"rate=-1:60s", "positive number"},
 		{"rate=NaN:60s", "positive number"},
@@ -247,5 +249,24 @@ func TestCapacityJSONPlain(t *testing.T) {
 	}
 	if !strings.HasSuffix(out, "}\n") || !strings.Contains(out, "\n  \"kind\": ") {
 		t.Errorf("not indented JSON ending in a newline:\n%s", out)
+	}
+}
+
+// TestNoSteadyStage: a sweep none of whose stages was steady has no
+// capacity, says what to change, and is an error (issue 23: "capacity 0
+// rate", exit 0).
+func TestNoSteadyStage(t *testing.T) {
+	t.Parallel()
+	c := Capacity{Kind: Rate, Unsteady: 0.2, Objectives: []string{"ttft_p95<=2s"},
+		Stages: []Judged{{Stage: 1, Kind: Rate, Level: 1}, {Stage: 2, Kind: Rate, Level: 2}}}
+	if line := c.Line(); !strings.Contains(line, "none of the 2 stages was steady") || !strings.Contains(line, "--stage-duration") || strings.Contains(line, "capacity 0") {
+		t.Errorf("Line() = %q", line)
+	}
+	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "--stage-duration") {
+		t.Errorf("Err() = %v", err)
+	}
+	c.Stages[1].Steady = true
+	if err := c.Err(); err != nil || strings.Contains(c.Line(), "steady") {
+		t.Errorf("one steady stage: Err() = %v, Line() = %q", err, c.Line())
 	}
 }

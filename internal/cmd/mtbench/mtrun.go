@@ -75,12 +75,24 @@ func writeConvs(path string, s convSpec) error {
 // mtrunRun runs the mtrun binary against url on convs, with records to
 // a JSONL file, and returns the process figures and the records.
 func (b *bench) mtrunRun(ctx context.Context, url, convs, records string, args []string, o runOpts) (*proc, []*record.Record, error) {
-	bin := b.bin("mtrun")
+	return b.mtrunWith(ctx, variant{}, url, convs, records, args, o)
+}
+
+// mtrunWith is mtrunRun with the mtrun binary of v (this tree's, or the
+// --base-bin one), pinned to v.cpus when set.
+func (b *bench) mtrunWith(ctx context.Context, v variant, url, convs, records string, args []string, o runOpts) (*proc, []*record.Record, error) {
+	bin := v.bin
 	if bin == "" {
-		return nil, nil, errors.New("mtrun binary missing from --bin")
+		if bin = b.bin("mtrun"); bin == "" {
+			return nil, nil, errors.New("mtrun binary missing from --bin")
+		}
 	}
 	all := append([]string{"--url", url, "--model", "mtkit-sim", "--records", records, "--quiet"}, args...)
 	all = append(all, convs)
+	if v.cpus != "" {
+		all = append([]string{"-c", v.cpus, bin}, all...)
+		bin = "taskset"
+	}
 	p, err := runProc(ctx, bin, all, o)
 	if err != nil {
 		return p, nil, err

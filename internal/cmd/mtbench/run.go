@@ -21,13 +21,16 @@ const (
 )
 
 // sections in the order they run.
-var sections = []string{"capacity", "fidelity", "schedule", "scale", "tools", "sweep", "retention"}
+var sections = []string{"capacity", "fidelity", "schedule", "trace", "scale", "tools", "sweep", "retention"}
 
 // bench is one benchmark run's settings and its collected figures.
 type bench struct {
-	smoke     bool
-	runs      int
-	binDir    string
+	smoke  bool
+	runs   int
+	binDir string
+	// baseBin holds an mtrun built from an earlier commit: the trace, CPU
+	// and 1,000-stream figures are measured with it too ("[before]").
+	baseBin   string
 	work      string
 	tokenizer string // tokenizer.json for the tools section ("" = none found)
 	// duckdbScript is scripts/duckdb/duckdb.mjs, run with node.
@@ -55,6 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	fs.BoolVar(&b.smoke, "smoke", false, "short run that checks the benchmark works, not the timings (no PASS/FAIL exit status)")
 	fs.IntVar(&b.runs, "runs", 3, "repetitions of each measurement; figures are medians")
 	fs.StringVar(&b.binDir, "bin", "", "`DIR` holding the built mtrun, mtgen, mtconvert and mtstats binaries")
+	fs.StringVar(&b.baseBin, "base-bin", "", "`DIR` holding an mtrun built from an earlier commit: the trace, CPU and 1,000-stream figures are measured with it too, interleaved, labelled [before] (scripts/bench.sh builds it)")
 	fs.StringVar(&b.work, "work", "", "scratch `DIR` for generated files (default: a new temporary directory, removed at the end)")
 	fs.StringVar(&b.tokenizer, "tokenizer-json", "", "Qwen `tokenizer.json` for the mtgen and tokenizer figures (scripts/fixtures.sh)")
 	fs.StringVar(&b.duckdbScript, "duckdb", "scripts/duckdb/duckdb.mjs", "`SCRIPT` that runs SQL in DuckDB (node; scripts/fixtures.sh installs DuckDB)")
@@ -163,6 +167,8 @@ func (b *bench) section(ctx context.Context, name, dir string) error {
 		return b.fidelity(ctx, dir)
 	case "schedule":
 		return b.schedule(ctx, dir)
+	case "trace":
+		return b.trace(ctx, dir)
 	case "scale":
 		return b.scale(ctx, dir)
 	case "tools":
