@@ -76,4 +76,3 @@ func TestRetentionCapacity(t *testing.T) {
 		})
 	}
 }
-

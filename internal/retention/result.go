@@ -11,8 +11,16 @@ const (
 	BasisTTFT         = "ttft"          // estimated from TTFT (no cached_tokens reported)
 )
 
-// targetBuckets is about how many buckets a profile has.
-const targetBuckets = 20
+// targetBuckets is the most buckets a profile has; a profile of n
+// requests has at most n/perBucket, and at least minBuckets.
+const (
+	targetBuckets = 20
+	perBucket     = 10
+	minBuckets    = 4
+)
+
+// bucketsFor returns how many buckets a profile of n requests aims at.
+func bucketsFor(n int) int { return max(minBuckets, min(targetBuckets, n/perBucket)) }
 
 // Result is the retention analysis of a run: mtstats' cache_retention.
 // Figures that the records cannot give are nil (JSON null).
@@ -219,30 +227,46 @@ func ptr(x float64) *float64 {
 	return &x
 }
 
-// nice returns the smallest 1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 × 10^k at
-// least x.
-func nice(x float64) float64 {
-	if x <= 0 {
-		return 1
-	}
-	e := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {
-		if m*e >= x*(1-1e-12) {
-			return m * e
-		}
-	}
-	return 10 * e
+// grid is a bucket width of m × 10^e.
+type grid struct {
+	m float64
+	e int
 }
 
-// cut returns the bucket width and count for values in [0, ∞) whose 99th
-// percentile is q99: about targetBuckets buckets of a round width up to
-// q99, the last one open-ended.
-func cut(q99 float64, integer bool) (width float64, n int) {
-	width = nice(q99 / targetBuckets)
-	if integer {
-		width = max(1, math.Ceil(width))
+// nice returns the smallest width of 1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 ×
+// 10^e at least x (1 when x ≤ 0).
+func nice(x float64) grid {
+	if x <= 0 {
+		return grid{1, 0}
 	}
-	return width, int(q99/width) + 1
+	e := int(math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 1.5, 2, 2.5, 3, 4, 5, 6, 8} {
+		if (grid{m, e}).edge(1) >= x*(1-1e-12) {
+			return grid{m, e}
+		}
+	}
+	return grid{1, e + 1}
+}
+
+// edge returns b widths, b × m × 10^e, as the nearest float64 to the
+// decimal (b × m is exact, and so is the power of ten it is scaled by).
+func (g grid) edge(b int) float64 {
+	x := float64(b) * g.m
+	if g.e >= 0 {
+		return x * math.Pow10(g.e)
+	}
+	return x / math.Pow10(-g.e)
+}
+
+// cut returns the bucket grid and count for values in [0, ∞) whose 99th
+// percentile is q99: at most target buckets of a round width up to q99,
+// the last one open-ended; whole numbers when integer.
+func cut(q99 float64, target int, integer bool) (g grid, n int) {
+	g = nice(q99 / float64(target))
+	if integer && g.edge(1) < 1 {
+		g = grid{1, 0}
+	}
+	return g, int(q99/g.edge(1)) + 1
 }
 
 // tokenProfile buckets the rows by reuse distance in tokens.
@@ -254,22 +278,22 @@ func tokenProfile(rows []row) []TokenBucket {
 	for k, w := range rows {
 		xs[k] = float64(w.tokens)
 	}
-	width, n := cut(quantileOf(slices.Clone(xs), 0.99), true)
-	groups := group(xs, width, n)
+	g, n := cut(quantileOf(slices.Clone(xs), 0.99), bucketsFor(len(xs)), true)
+	groups := group(xs, g.edge(1), n)
 	out := make([]TokenBucket, 0, n)
 	scratch := make([]float64, len(rows))
 	for b, idx := range groups {
 		if len(idx) == 0 {
 			continue
 		}
-		hi := int64(float64(b+1) * width)
+		hi := int64(g.edge(b + 1))
 		if b == n-1 {
 			for _, k := range idx {
 				hi = max(hi, rows[k].tokens)
 			}
 		}
 		out = append(out, TokenBucket{
-			Lo: int64(float64(b) * width), Hi: hi,
+			Lo: int64(g.edge(b)), Hi: hi,
 			SecondsP50:           ptr(medianOf(scratch, rows, idx, func(w *row) float64 { return w.secs })),
 			ConversationsP50:     medianOf(scratch, rows, idx, func(w *row) float64 { return float64(w.convs) }),
 			PrevContextTokensP50: medianOf(scratch, rows, idx, func(w *row) float64 { return w.prevCtx }),
@@ -288,21 +312,21 @@ func secondsProfile(rows []row) []SecondsBucket {
 	for k, w := range rows {
 		xs[k] = max(0, w.secs)
 	}
-	width, n := cut(quantileOf(slices.Clone(xs), 0.99), false)
-	groups := group(xs, width, n)
+	g, n := cut(quantileOf(slices.Clone(xs), 0.99), bucketsFor(len(xs)), false)
+	groups := group(xs, g.edge(1), n)
 	out := make([]SecondsBucket, 0, n)
 	scratch := make([]float64, len(rows))
 	for b, idx := range groups {
 		if len(idx) == 0 {
 			continue
 		}
-		hi := float64(b+1) * width
+		hi := g.edge(b + 1)
 		if b == n-1 {
 			for _, k := range idx {
 				hi = max(hi, xs[k])
 			}
 		}
-		out = append(out, SecondsBucket{Lo: float64(b) * width, Hi: hi,
+		out = append(out, SecondsBucket{Lo: g.edge(b), Hi: hi,
 			TokensP50: medianOf(scratch, rows, idx, func(w *row) float64 { return float64(w.tokens) }),
 			Cell:      cell(scratch, rows, idx)})
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -78,9 +79,9 @@ func TestNiceCut(t *testing.T) {
 		{7.3, 0.4, 19, false},
 		{7.3, 1, 8, true},
 	} {
-		w, n := cut(tc.q99, tc.integer)
-		if math.Abs(w-tc.width) > 1e-9 || n != tc.n {
-			t.Errorf("cut(%v) = %v, %d; want %v, %d", tc.q99, w, n, tc.width, tc.n)
+		g, n := cut(tc.q99, targetBuckets, tc.integer)
+		if w := g.edge(1); math.Abs(w-tc.width) > 1e-9 || n != tc.n {
+			t.Errorf("cut(%v) = %v, %d; want %v, %d", tc.q99, g.edge(1), n, tc.width, tc.n)
 		}
 	}
 }
@@ -323,5 +324,20 @@ func TestQuantileOf(t *testing.T) {
 	}
 	if !math.IsNaN(quantileOf(nil, 0.5)) {
 		t.Error("quantile of nothing is not NaN")
+	}
+}
+
+// TestEdgesPrintRound: bucket edges are the decimals they stand for
+// (0.15 × 8 is 1.2, not 1.2000000000000002).
+func TestEdgesPrintRound(t *testing.T) {
+	t.Parallel()
+	for _, q := range []float64{0.003, 0.07, 2.9, 7.3, 31, 430, 99999} {
+		g, n := cut(q, targetBuckets, false)
+		for b := range n + 1 {
+			s := strconv.FormatFloat(g.edge(b), 'g', -1, 64)
+			if len(s) > 12 {
+				t.Errorf("q99 %v: edge %d is %s", q, b, s)
+			}
+		}
 	}
 }
