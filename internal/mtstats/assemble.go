@@ -7,6 +7,7 @@ import (
 	"github.com/mtkit/mtkit/internal/report"
 	"github.com/mtkit/mtkit/internal/stats"
 	"github.com/mtkit/mtkit/internal/sweep"
+	"github.com/mtkit/mtkit/internal/workbook"
 )
 
 // Report builds the report of what was read so far. It sorts samples in
@@ -34,8 +35,8 @@ func (c *collector) report(objs []judge.Objective, compare bool) *report.Report 
 	}
 	rep.Series = c.all.Series()
 	rep.Raw = c.raw
-	if len(rep.Raw) > report.MaxXLSXRows {
-		rep.Raw = rep.Raw[:report.MaxXLSXRows]
+	if len(rep.Raw) > workbook.MaxRows {
+		rep.Raw = rep.Raw[:workbook.MaxRows]
 	}
 	keys := make([]string, 0, len(c.groups))
 	for k := range c.groups {

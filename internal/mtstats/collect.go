@@ -12,6 +12,7 @@ import (
 	"github.com/mtkit/mtkit/internal/report"
 	"github.com/mtkit/mtkit/internal/retention"
 	"github.com/mtkit/mtkit/internal/stats"
+	"github.com/mtkit/mtkit/internal/workbook"
 )
 
 // maxReported is how many malformed lines are printed before the rest are
@@ -364,10 +365,10 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 		c.stages.Add(r) // staged runs only: it keeps its own samples
 	}
 	if c.opts.XLSX != "" {
-		if len(c.raw) < report.MaxXLSXRows {
+		if len(c.raw) < workbook.MaxRows {
 			c.raw = append(c.raw, report.RawRow(r))
-		} else if len(c.raw) == report.MaxXLSXRows {
-			fmt.Fprintf(c.opts.Err, "%s: more than %d records; the Raw data sheet holds the first ones\n", c.opts.XLSX, report.MaxXLSXRows)
+		} else if len(c.raw) == workbook.MaxRows {
+			fmt.Fprintf(c.opts.Err, "%s: more than %d records; the Raw data sheet holds the first ones\n", c.opts.XLSX, workbook.MaxRows)
 			c.raw = append(c.raw, nil)
 		}
 	}

@@ -1,6 +1,6 @@
 // Package report renders what mtstats computed (Report): text tables,
 // markdown, JSON, CSV, a self-contained HTML page with charts, and Excel
-// workbooks (mtstats --xlsx, and vLLM's --excel-output layout).
+// workbooks (mtstats --xlsx).
 package report
 
 import (
