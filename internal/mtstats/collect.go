@@ -78,7 +78,11 @@ func newCollector(o *Options, filter stats.Filter, objs []judge.Objective) (*col
 	if needTurns {
 		c.turns = map[int]*stats.Acc{}
 	}
-	if o.HTML != "" && o.Compare {
+	turnObjective := false
+	for _, ob := range objs {
+		turnObjective = turnObjective || ob.Turn >= 0
+	}
+	if o.Compare && (o.HTML != "" || turnObjective) {
 		c.groupTurns = map[string]map[int]*stats.Acc{}
 	}
 	gb, err := groupFunc(o.By)

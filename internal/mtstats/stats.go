@@ -247,7 +247,7 @@ func (c *collector) finish(objs []judge.Objective, partial bool) error {
 			return err
 		}
 	}
-	if o.Check && rep.SLO != nil && !rep.SLO.Met {
+	if o.Check && !rep.SLOMet() {
 		return ErrCheckFailed
 	}
 	if rep.Capacity != nil && rep.Capacity.Capacity < o.MinCapacity {

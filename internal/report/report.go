@@ -77,3 +77,17 @@ const (
 	ByTable = "table"
 	ByFull  = "full"
 )
+
+// SLOMet reports whether every SLO verdict of rep holds: the pooled one,
+// or each --compare input's (true without --slo).
+func (rep *Report) SLOMet() bool {
+	if rep.SLO != nil && !rep.SLO.Met {
+		return false
+	}
+	for _, g := range rep.Groups {
+		if g.SLO != nil && !g.SLO.SLOMet() {
+			return false
+		}
+	}
+	return true
+}
