@@ -344,6 +344,49 @@ func TestHTMLAndXLSX(t *testing.T) {
 	checkXLSX(t, xlsx, m, len(recs))
 }
 
+// TestCompareSLO: --compare --slo judges each input on its own requests,
+// in JSON, text and HTML, and --check fails when one input misses (issue
+// 23: one verdict over the pooled inputs, no slo in groups[*]).
+func TestCompareSLO(t *testing.T) {
+	t.Parallel()
+	a := statstest.Records(statstest.Config{Seed: 3, Run: "a", Convs: 30, MaxTurns: 4, ITL: true})
+	b := statstest.Records(statstest.Config{Seed: 4, Run: "b", Convs: 20, MaxTurns: 6, ITL: true})
+	for _, r := range b { // b is slow: every TTFT 10 s
+		if r.TTFTNs != nil {
+			*r.TTFTNs = 10e9
+		}
+	}
+	pa, pb := writeTemp(t, "a.jsonl", statstest.JSONL(t, a)), writeTemp(t, "b.jsonl", statstest.JSONL(t, b))
+	html := filepath.Join(t.TempDir(), "c.html")
+	o := Options{Inputs: []string{"before=" + pa, "after=" + pb}, Compare: true, SLO: "ttft_p95<=5s", HTML: html}
+	m, _ := runJSON(t, o)
+	if m["slo"] != nil {
+		t.Errorf("a pooled slo under --compare: %v", m["slo"])
+	}
+	groups := m["groups"].([]any)
+	for i, want := range []bool{true, false} {
+		g := groups[i].(map[string]any)
+		slo, _ := g["slo"].(map[string]any)
+		if slo == nil || slo["met"] != want || slo["requests"] != g["requests"] || g["goodput"] == nil {
+			t.Errorf("group %v: slo %v, want met %v over its own %v requests, and goodput", g["key"], slo, want, g["requests"])
+		}
+	}
+	page, _ := os.ReadFile(html)
+	if n := strings.Count(string(page), "SLO; goodput"); n != 2 {
+		t.Errorf("HTML has %d SLO cards, want one per input", n)
+	}
+	var out, errb bytes.Buffer
+	o.Out, o.Err, o.HTML, o.Check = &out, &errb, "", true
+	if err := Run(context.Background(), o); !errors.Is(err, ErrCheckFailed) {
+		t.Errorf("--check with one input missing: %v", err)
+	}
+	for _, want := range []string{"SLO of before: met", "SLO of after: NOT MET"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
 // TestHTMLCompare: under --compare every chart has one line per input,
 // drawn against seconds since each run's start, and the values of the
 // percentile chart are each input's own quantiles; records with a backend
