@@ -7,8 +7,10 @@ package manifest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -220,7 +222,11 @@ func WriteFileAtomic(path string, data []byte) error {
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // it names the temporary file, not path
+		}
+		return &fs.PathError{Op: "create", Path: path, Err: err}
 	}
 	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {

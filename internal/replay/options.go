@@ -82,6 +82,12 @@ type Options struct {
 	// backend (the replica a router chose).
 	BackendHeader  string
 	RequestTimeout time.Duration
+	// ProbeTimeout bounds the start-up GET /v1/models
+	// (DefaultProbeTimeout when 0); HungAfter is how long the first
+	// response head may take after the first request before the run
+	// stops (DefaultHungAfter when 0; see watchHung).
+	ProbeTimeout time.Duration
+	HungAfter    time.Duration
 
 	// Output length per turn: from the dataset, clamped to
 	// [LimitMinTokens, LimitMaxTokens] when those are > 0 (vLLM's
@@ -233,6 +239,12 @@ func (o Options) withDefaults() Options {
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = DefaultRequestTimeout
 	}
+	if o.ProbeTimeout <= 0 {
+		o.ProbeTimeout = DefaultProbeTimeout
+	}
+	if o.HungAfter <= 0 {
+		o.HungAfter = DefaultHungAfter
+	}
 	if o.OnFailure == "" {
 		o.OnFailure = ContinueConversation
 	}
@@ -245,7 +257,7 @@ func (o Options) withDefaults() Options {
 	if o.Think == nil {
 		o.Think = thinkFile
 	}
-	if st, ok := o.Schedule.(schedule.Stager); ok && o.Duration <= 0 {
+	if st, ok := o.Schedule.(schedule.Stager); ok && o.Duration <= 0 && st.End() < schedule.NoEnd {
 		o.Duration = st.End() // a staged run ends with its last stage
 	}
 	return o

@@ -1,6 +1,9 @@
 package schedule
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Trace is the trace clock: a session starts at its first turn's trace
 // timestamp (conv.Message.TimestampMs) relative to the first session of
@@ -44,8 +47,14 @@ func (tr Trace) scale() float64 {
 	return tr.Scale
 }
 
+// scaled is d×f, saturated at the largest Duration (a float beyond
+// int64 converts to an arbitrary value: a far time was sent at once).
 func scaled(d time.Duration, f float64) time.Duration {
-	return time.Duration(float64(d) * f)
+	x := float64(d) * f
+	if x >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(x)
 }
 
 type traceArrivals struct {
