@@ -39,6 +39,8 @@ type Group struct {
 	Goodput               *Num      `json:"goodput,omitempty"`
 	Metrics               Metrics   `json:"metrics"`
 	Conversations         ConvStats `json:"conversations"`
+	// VerifyOutput is there when records carry verify_mismatch.
+	VerifyOutput *VerifyOutput `json:"verify_output,omitempty"`
 	// SLO is this input's verdict under --compare --slo (a
 	// *judge.SLOReport): each input is judged on its own requests, and
 	// the report has no pooled verdict (issue 23).
@@ -234,6 +236,7 @@ func (a *Acc) Group(key string) *Group {
 		return Num(x / elapsed)
 	}
 	g.RuntimeSec = Num(elapsed)
+	g.VerifyOutput = a.verify.report()
 	g.RequestsPerSec = per(float64(a.requests))
 	g.InputTokensPerSec = per(float64(a.inTok))
 	g.OutputTokensPerSec = per(float64(a.outTok))
