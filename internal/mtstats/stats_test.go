@@ -3,9 +3,9 @@ package mtstats
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
