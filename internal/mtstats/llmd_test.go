@@ -133,6 +133,10 @@ func TestLLMDReport(t *testing.T) {
 					MTKit struct {
 						CacheHitRate float64          `json:"cache_hit_rate"`
 						Turns        []map[string]any `json:"turns"`
+						Retention    *struct {
+							Basis    string
+							Requests int
+						} `json:"cache_retention"`
 					} `json:"mtkit"`
 				}
 			}
@@ -178,6 +182,9 @@ func TestLLMDReport(t *testing.T) {
 			t.Errorf("stage %d: sessions %+v, mtstats %+v", i+1, s, g.Conversations)
 		}
 		mk := r.Results.Observability.MTKit
+		if mk.Retention == nil || mk.Retention.Basis == "" {
+			t.Errorf("stage %d: no cache retention in the mtkit extras", i+1)
+		}
 		if len(mk.Turns) != 2 || mk.CacheHitRate != g.CacheHitRate || !(mk.CacheHitRate > 0) {
 			t.Errorf("stage %d: mtkit extras %+v; want 2 turns and the cache hit rate %g", i+1, mk, g.CacheHitRate)
 		}

@@ -62,8 +62,8 @@ func renderLLMD(w io.Writer, rep *Report) error {
 }
 
 // llmdReport maps one stage's figures to the schema; mtkit's own figures
-// (per-turn views, cache hits, lateness, conversations' waits) go under
-// results.observability.mtkit.
+// (per-turn views, cache hits and retention, lateness, conversations'
+// waits) go under results.observability.mtkit.
 func llmdReport(rep *Report, g *stats.Group, stage int, turns []*stats.Group) *llmd.Report {
 	info := rep.Records
 	run := strings.Join(info.RunIDs, "+")
@@ -152,7 +152,11 @@ func llmdReport(rep *Report, g *stats.Group, stage int, turns []*stats.Group) *l
 			EventsPerSession: conv(stats.ConvTurns, llmd.UnitCount),
 		}}
 	}
-	r.Results.Observability = map[string]any{"mtkit": mtkitExtras(g, turns, info.StageLoads[stage])}
+	x := mtkitExtras(g, turns, info.StageLoads[stage])
+	if rep.Retention != nil {
+		x["cache_retention"] = rep.Retention // over the whole run, all stages
+	}
+	r.Results.Observability = map[string]any{"mtkit": x}
 	return r
 }
 
