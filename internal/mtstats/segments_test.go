@@ -274,3 +274,41 @@ func TestEmptyPartsDir(t *testing.T) {
 		t.Errorf("records beside the killed directory: %v, %v\n%s\nalone:\n%s", err1, err2, withK, alone)
 	}
 }
+
+// TestChoicesCountTurns: records of --choices 3 (one per choice of each
+// request) give the conversation figures of one choice: turns are
+// counted, not choices (issue 24: 12 conversation_turns for a 4-turn
+// conversation).
+func TestChoicesCountTurns(t *testing.T) {
+	t.Parallel()
+	one := statstest.Records(statstest.Config{Seed: 3, Run: "r1", Convs: 5, MaxTurns: 4})
+	var three []record.Record
+	for _, r := range one {
+		for c := range 3 {
+			r := r
+			r.Choice, r.Seq = c, 3*r.Seq+int64(c) // mtrun numbers each choice's record
+			three = append(three, r)
+		}
+	}
+	dir := t.TempDir()
+	convs := func(recs []record.Record) string {
+		path := filepath.Join(dir, fmt.Sprintf("r%d.jsonl", len(recs)))
+		if err := os.WriteFile(path, statstest.JSONL(t, recs), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		o := Options{Inputs: []string{path}, Out: &out, Err: &errb, Format: "json"}
+		if err := Run(context.Background(), o); err != nil {
+			t.Fatalf("%v\n%s", err, errb.String())
+		}
+		var rep map[string]any
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(rep["summary"].(map[string]any)["conversations"])
+		return string(b)
+	}
+	if got, want := convs(three), convs(one); got != want || !strings.Contains(want, "conversation_turns") {
+		t.Errorf("with 3 choices: %s\nwith one: %s", got, want)
+	}
+}
