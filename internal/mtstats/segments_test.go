@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -310,5 +311,49 @@ func TestChoicesCountTurns(t *testing.T) {
 	}
 	if got, want := convs(three), convs(one); got != want || !strings.Contains(want, "conversation_turns") {
 		t.Errorf("with 3 choices: %s\nwith one: %s", got, want)
+	}
+}
+
+// TestSegmentsDisagree: segments whose manifests differ on --seed, the
+// input's hash or a request setting are flagged in the segment view and
+// on stderr, and are an error under --strict (issue 24: merged without a
+// word). A manifest without the hash (a killed segment) does not count.
+func TestSegmentsDisagree(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	splitRun(t, dir, 3, 0, 1, 2)
+	agreeing := func(i int, extra string) string {
+		return fmt.Sprintf(`{"run_id":"split","host":"node-%d"%s,"settings":{"segment":"%d/3","start_at":"2026-11-23T23:30:00Z","seed":1,"max_tokens":64}}`, i, extra, i)
+	}
+	write := func(i int, m string) {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seg-%d.manifest.json", i)), []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0, agreeing(0, `,"input_sha256":"aaa"`))
+	write(1, agreeing(1, `,"input_sha256":"aaa"`))
+	write(2, agreeing(2, "")) // killed: no hash
+	segs, _, stderr := segmentsOf(t, Options{Inputs: []string{dir}, Strict: true})
+	if len(segs.Runs) != 1 || len(segs.Runs[0].Disagree) != 0 || strings.Contains(stderr, "disagree") {
+		t.Fatalf("agreeing segments flagged: %+v\n%s", segs.Runs, stderr)
+	}
+	write(1, strings.Replace(agreeing(1, `,"input_sha256":"bbb"`), `"seed":1`, `"seed":7`, 1))
+	write(2, strings.Replace(agreeing(2, ""), `"max_tokens":64`, `"max_tokens":65`, 1))
+	segs, _, stderr = segmentsOf(t, Options{Inputs: []string{dir}})
+	var got []string
+	for _, d := range segs.Runs[0].Disagree {
+		got = append(got, d.String())
+	}
+	want := []string{"input_sha256: 0=aaa 1=bbb", "max_tokens: 0=64 1=64 2=65", "seed: 0=1 1=7 2=1"}
+	if !slices.Equal(got, want) || !strings.Contains(stderr, "warning: run split: the segments' manifests disagree (input_sha256: 0=aaa 1=bbb; max_tokens") {
+		t.Errorf("disagreements %q, want %q; stderr %q", got, want, stderr)
+	}
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), Options{Inputs: []string{dir}, Strict: true, Out: &out, Err: &errb})
+	if !errors.Is(err, ErrSegmentsDisagree) {
+		t.Errorf("--strict: %v, want ErrSegmentsDisagree", err)
+	}
+	if !strings.Contains(out.String(), "DISAGREE") || !strings.Contains(out.String(), "seed: 0=1 1=7 2=1") {
+		t.Errorf("the table does not flag the disagreement:\n%s", out.String())
 	}
 }
