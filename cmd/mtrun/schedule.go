@@ -56,6 +56,8 @@ func (v *flagValues) scheduleFlags() (scheduleFlags, error) {
 func (o *options) chooseSchedule() error {
 	f := o.sched
 	switch {
+	case o.cfg.plan != nil:
+		o.replay.Schedule = o.cfg.plan.Schedule // an inference-perf config's (config.go)
 	case o.stage.sweep != nil:
 		// replayLoad gives each stage its schedule (sweep.go).
 	case len(o.stage.stages) > 0:
@@ -86,6 +88,8 @@ func (o *options) scheduleName() string {
 		return "trace"
 	case schedule.Staged:
 		return "stages"
+	case *schedule.Requests:
+		return "inference-perf"
 	}
 	if o.replay.Rate > 0 {
 		return "rate"

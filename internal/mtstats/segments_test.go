@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/manifest"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/report"
 	"github.com/mtkit/mtkit/internal/stats"
@@ -227,7 +228,7 @@ func TestSegmentsInferredAndBadManifest(t *testing.T) {
 	// One unsplit run (its manifest says segment 0/1, as mtrun writes it):
 	// no segment view.
 	single := writeTemp(t, "one.jsonl", statstest.JSONL(t, statstest.Records(statstest.Config{Seed: 1, Run: "one", Convs: 3, MaxTurns: 2})))
-	if err := os.WriteFile(stats.ManifestFor(single), []byte(`{"run_id":"one","host":"h","settings":{"segment":"0/1"}}`), 0o644); err != nil {
+	if err := os.WriteFile(manifest.Path("", single), []byte(`{"run_id":"one","host":"h","settings":{"segment":"0/1"}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if rep, _, _ := segmentsOf(t, Options{Inputs: []string{single}}); rep != nil {

@@ -193,6 +193,7 @@ func Run(ctx context.Context, o Options) error {
 		case <-tick:
 			c.mu.Lock()
 			rep := c.report(objs, o.Compare)
+			c.attachRetention(rep)
 			rep.Live = true
 			err := report.Render(o.Out, rep, o.Format)
 			c.mu.Unlock()
@@ -222,6 +223,7 @@ func (c *collector) finish(objs []judge.Objective, partial bool) error {
 	if err := c.attachServer(rep); err != nil {
 		return err
 	}
+	c.attachRetention(rep)
 	if c.in.Duplicates > 0 {
 		fmt.Fprintf(o.Err, "%d duplicate records (same run_id, shard, seq) counted once\n", c.in.Duplicates)
 	}

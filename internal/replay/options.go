@@ -257,7 +257,7 @@ func (o Options) withDefaults() Options {
 	if o.Think == nil {
 		o.Think = thinkFile
 	}
-	if st, ok := o.Schedule.(schedule.Stager); ok && o.Duration <= 0 {
+	if st, ok := o.Schedule.(schedule.Stager); ok && o.Duration <= 0 && st.End() < schedule.NoEnd {
 		o.Duration = st.End() // a staged run ends with its last stage
 	}
 	return o

@@ -101,6 +101,11 @@ func WriteHTML(w io.Writer, rep *Report) error {
 		}
 	}
 	charts = append(charts, turnCharts(runs)...)
+	rets := rep.RetentionByInput
+	if rep.Retention != nil {
+		rets = []LabeledRetention{{Key: "all", Result: rep.Retention}}
+	}
+	charts = append(charts, retentionCharts(rets)...)
 	data, err := json.Marshal(charts) // escapes <, > and & inside the script
 	if err != nil {
 		return err
