@@ -53,6 +53,7 @@ type options struct {
 	metrics metricsOptions // metrics.go
 	scale   scaleOut       // segment.go
 	stage   stageSettings  // --stages, --sweep (stages.go)
+	cfg     configFile     // --config, --dry-run (config.go)
 	// replayRun, when set, replaces replay.Run: tests check the sweep
 	// loop's wiring with it, without a server or a clock.
 	replayRun func(stop, abort context.Context, o replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error)
@@ -173,7 +174,10 @@ func (v *flagValues) options(positional, args []string) (*options, error) {
 	if o.metrics, err = v.metricsOptions(); err != nil {
 		return nil, err
 	}
-	return o, v.applyVLLM(o)
+	if err := v.applyVLLM(o); err != nil {
+		return nil, err
+	}
+	return o, v.applyConfig(positional, o)
 }
 
 // run loads the conversations, opens the outputs and replays.
@@ -204,6 +208,10 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		return err
 	}
 	defer in.Close()
+	o.usePlan(in)
+	if o.cfg.dryRun {
+		return o.dryRun(s.Out)
+	}
 	if err := o.chooseSchedule(); err != nil {
 		return err
 	}

@@ -24,6 +24,9 @@ import (
 var (
 	// ErrCheckFailed: --check was given and an SLO was not met.
 	ErrCheckFailed = errors.New("SLO not met")
+	// ErrSegmentsDisagree: --strict was given and the manifests of a
+	// split run's segments disagree on a setting or the input.
+	ErrSegmentsDisagree = errors.New("segments disagree")
 	// ErrInterrupted: reading was interrupted; the summary of what was
 	// read has been written.
 	ErrInterrupted = errors.New("interrupted")
@@ -190,6 +193,7 @@ func Run(ctx context.Context, o Options) error {
 		case <-tick:
 			c.mu.Lock()
 			rep := c.report(objs, o.Compare)
+			c.attachRetention(rep)
 			rep.Live = true
 			err := report.Render(o.Out, rep, o.Format)
 			c.mu.Unlock()
@@ -219,6 +223,7 @@ func (c *collector) finish(objs []judge.Objective, partial bool) error {
 	if err := c.attachServer(rep); err != nil {
 		return err
 	}
+	c.attachRetention(rep)
 	if c.in.Duplicates > 0 {
 		fmt.Fprintf(o.Err, "%d duplicate records (same run_id, shard, seq) counted once\n", c.in.Duplicates)
 	}
@@ -243,6 +248,22 @@ func (c *collector) finish(objs []judge.Objective, partial bool) error {
 	if o.XLSX != "" {
 		if err := report.WriteXLSX(o.XLSX, rep); err != nil {
 			return err
+		}
+	}
+	if rep.Segments != nil {
+		for _, r := range rep.Segments.Runs {
+			if len(r.Disagree) == 0 {
+				continue
+			}
+			var what []string
+			for _, d := range r.Disagree {
+				what = append(what, d.String())
+			}
+			msg := fmt.Sprintf("run %s: the segments' manifests disagree (%s): they are not parts of one run", r.RunID, strings.Join(what, "; "))
+			if o.Strict {
+				return fmt.Errorf("%w: %s", ErrSegmentsDisagree, msg)
+			}
+			fmt.Fprintf(o.Err, "warning: %s\n", msg)
 		}
 	}
 	if o.Check && !rep.SLOMet() {

@@ -223,6 +223,10 @@ func (t *textWriter) report(rep *Report) error {
 		t.overview(rep.By, rep.Only, rep.Groups)
 	}
 	t.server(rep.Server) // server.go
+	t.retention("Cache retention:", rep.Retention)
+	for _, l := range rep.RetentionByInput {
+		t.retention(fmt.Sprintf("Cache retention of %s:", l.Key), l.Result)
+	}
 	if !t.md {
 		t.printf("%s\n", rule)
 	}

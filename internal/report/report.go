@@ -5,6 +5,7 @@ package report
 
 import (
 	"github.com/mtkit/mtkit/internal/judge"
+	"github.com/mtkit/mtkit/internal/retention"
 	"github.com/mtkit/mtkit/internal/serverstats"
 	"github.com/mtkit/mtkit/internal/stats"
 	"github.com/mtkit/mtkit/internal/sweep"
@@ -34,6 +35,12 @@ type Report struct {
 	SLO     *judge.SLOReport    `json:"slo,omitempty"`
 	Compare *stats.Comparison   `json:"compare,omitempty"`
 	Server  *serverstats.Server `json:"server,omitempty"` // server.go
+	// Retention is the cache retention analysis of the records
+	// (docs/mtstats.md, "Cache retention"); absent with --only and
+	// --compare.
+	Retention *retention.Result `json:"cache_retention,omitempty"`
+	// RetentionByInput is each --compare input's cache retention.
+	RetentionByInput []LabeledRetention `json:"cache_retention_by_input,omitempty"`
 	// Affinity is present when records carry a backend.
 	Affinity *stats.Affinity `json:"affinity,omitempty"`
 	// Segments is the per-segment view of runs split over processes.
@@ -57,6 +64,12 @@ type Report struct {
 	GroupTurns  map[string][]*stats.Group `json:"-"`
 	GroupSeries map[string][]stats.Point  `json:"-"`
 	Raw         [][]any                   `json:"-"` // rows of the XLSX "Raw data" sheet
+}
+
+// LabeledRetention is the cache retention of one --compare input.
+type LabeledRetention struct {
+	Key string `json:"key"`
+	*retention.Result
 }
 
 // Values of Options.ByDetail.

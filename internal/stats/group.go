@@ -115,6 +115,12 @@ func (m Metrics) Get(name string) (Description, bool) {
 	return Description{}, false
 }
 
+// Has reports whether m describes the metric name with samples.
+func (m Metrics) Has(name string) bool {
+	d, ok := m.Get(name)
+	return ok && d.Count > 0
+}
+
 // MarshalJSON implements json.Marshaler.
 func (m Metrics) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
