@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -384,6 +385,88 @@ func TestCompareSLO(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestReasoning: records of a reasoning model get the time to the first
+// content token beside TTFT, and their reasoning tokens and chunks, in
+// the summary, per turn and in the HTML; an SLO can use either TTFT
+// (issue 23: TTFT 28 ms was the first reasoning token, and the 237 ms to
+// visible text was not shown).
+func TestReasoning(t *testing.T) {
+	t.Parallel()
+	recs := statstest.Records(statstest.Config{Seed: 5, Run: "r", Convs: 10, MaxTurns: 3, ITL: true})
+	for i := range recs {
+		r := &recs[i]
+		if r.TTFTNs == nil {
+			continue
+		}
+		*r.TTFTNs = 28e6
+		r.TTFTContentNs = record.Ptr(int64(237e6))
+		r.ReasoningTokens, r.ReasoningChunks = record.Ptr(int64(40)), 40
+	}
+	p := writeTemp(t, "r.jsonl", statstest.JSONL(t, recs))
+	html := filepath.Join(t.TempDir(), "r.html")
+	m, _ := runJSON(t, Options{Inputs: []string{p}, HTML: html, SLO: "ttft_p95<=100ms,ttft_content_p95<=100ms"})
+	metrics := get(m, "summary", "metrics").(map[string]any)
+	for name, want := range map[string]float64{"ttft_ms": 28, "ttft_content_ms": 237, "reasoning_num_tokens": 40, "reasoning_num_chunks": 40} {
+		d, _ := metrics[name].(map[string]any)
+		if d == nil || d["p50"] != want {
+			t.Errorf("summary %s = %v, want p50 %g", name, d, want)
+		}
+	}
+	objs := get(m, "slo", "objectives").([]any)
+	if len(objs) != 2 || objs[0].(map[string]any)["met"] != true || objs[1].(map[string]any)["met"] != false {
+		t.Errorf("ttft met (28 ms), ttft_content missed (237 ms): %v", objs)
+	}
+	if page, _ := os.ReadFile(html); !strings.Contains(string(page), "first content token p50 / p99 (ms)") {
+		t.Error("HTML has no first-content-token card")
+	}
+	by, _ := runJSON(t, Options{Inputs: []string{p}, By: "turn", ByDetail: "full"})
+	for _, g := range by["groups"].([]any) {
+		if _, ok := g.(map[string]any)["metrics"].(map[string]any)["ttft_content_ms"]; !ok {
+			t.Errorf("turn %v has no ttft_content_ms", g.(map[string]any)["key"])
+		}
+	}
+}
+
+// TestVerifyOutput: records of mtrun --verify-output are counted, with
+// the first mismatching (conversation, turn), in JSON and text (issue 23:
+// all 90 requests mismatched and the report did not say so).
+func TestVerifyOutput(t *testing.T) {
+	t.Parallel()
+	recs := statstest.Records(statstest.Config{Seed: 6, Run: "r", Convs: 8, MaxTurns: 3})
+	var first *record.Record
+	compared, mismatched := 0, 0
+	for i := range recs {
+		r := &recs[i]
+		if !r.OK() || r.Retried || r.Phase == record.PhaseWarmup {
+			continue
+		}
+		compared++
+		r.VerifyMismatch = record.Ptr(i%2 == 1)
+		if i%2 == 1 {
+			mismatched++
+			if first == nil || r.Start.Before(first.Start) {
+				first = r
+			}
+		}
+	}
+	p := writeTemp(t, "r.jsonl", statstest.JSONL(t, recs))
+	m, _ := runJSON(t, Options{Inputs: []string{p}})
+	v, _ := get(m, "summary", "verify_output").(map[string]any)
+	f, _ := v["first_mismatch"].(map[string]any)
+	if v == nil || v["compared"] != float64(compared) || v["mismatched"] != float64(mismatched) ||
+		f["conversation_id"] != first.ConversationID || f["turn"] != float64(first.Turn) {
+		t.Errorf("verify_output %v, want %d compared, %d mismatched, first %s/%d", v, compared, mismatched, first.ConversationID, first.Turn)
+	}
+	var out, errb bytes.Buffer
+	if err := Run(context.Background(), Options{Inputs: []string{p}, Out: &out, Err: &errb}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("verify_output = %d of %d answers differ from the dataset's (first: conversation %s, turn %d)", mismatched, compared, first.ConversationID, first.Turn)
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("text report lacks %q:\n%s", want, out.String())
 	}
 }
 

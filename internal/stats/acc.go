@@ -31,6 +31,15 @@ const (
 	Lateness
 	ThinkPlanned
 	ThinkActual
+	// TTFTContent is the time to the first content token of requests
+	// that streamed reasoning first (TTFT is the first token of either);
+	// ReasoningTokens and ReasoningChunks are those requests' reasoning
+	// (issue 23: a reasoning model's headline TTFT was its first
+	// reasoning token, 28 ms, and the 237 ms to visible text was not
+	// shown).
+	TTFTContent
+	ReasoningTokens
+	ReasoningChunks
 	numMetrics
 )
 
@@ -40,6 +49,7 @@ var MetricNames = [numMetrics]string{
 	"ttft_ms", "tpot_ms", "itl_ms", "latency_ms",
 	"input_num_turns", "input_num_tokens", "output_num_tokens", "output_num_chunks",
 	"intended_latency_ms", "lateness_ms", "think_planned_ms", "think_actual_ms",
+	"ttft_content_ms", "reasoning_num_tokens", "reasoning_num_chunks",
 }
 
 // coreMetrics is the vLLM summary; the rest appear in the table when they
@@ -75,7 +85,7 @@ type samples [numMetrics]sampleSet
 
 // init sets the units: durations are kept in ns and reported in ms.
 func (s *samples) init() {
-	for _, m := range []Metric{TTFT, ITL, Latency, IntendedLatency, Lateness, ThinkPlanned, ThinkActual} {
+	for _, m := range []Metric{TTFT, ITL, Latency, IntendedLatency, Lateness, ThinkPlanned, ThinkActual, TTFTContent} {
 		s[m].scale = 1e6
 	}
 }
@@ -93,6 +103,7 @@ type Acc struct {
 	cached, cachedOf int64
 	cacheReported    int
 	good             int
+	verify           verifyAcc
 	// lite keeps only what the per-group table shows (ByTable): counters,
 	// token sums and the TTFT, ITL and latency samples; convs only when
 	// asked for (groups by conversation).
@@ -156,6 +167,9 @@ func (a *Acc) Add(r *record.Record, good bool) {
 		return
 	}
 	a.requests++
+	if r.VerifyMismatch != nil {
+		a.verify.add(r, start)
+	}
 	if a.convs != nil {
 		a.addConv(r, good, start, end)
 	}
@@ -209,9 +223,13 @@ func (a *Acc) addConv(r *record.Record, good bool, start, end int64) {
 	if !seen {
 		c = convAcc{minStart: start, maxEnd: end}
 	}
-	c.turns++
 	c.minStart, c.maxEnd = min(c.minStart, start), max(c.maxEnd, end)
-	c.waitMs += Millis(r.LatencyNs)
+	if r.Choice == 0 {
+		// One turn, one wait, however many choices (--choices N writes
+		// a record per choice of the same request).
+		c.turns++
+		c.waitMs += Millis(r.LatencyNs)
+	}
 	if !good {
 		c.missedSLO = true
 	}
@@ -376,4 +394,46 @@ func Throughputs(a *Acc) (all, first, second Num) {
 func (a *Acc) SampleCounts(m Metric) (own, parts, all int) {
 	s := &a.samples[m]
 	return s.n, len(s.parts), s.Len()
+}
+
+// verifyAcc counts the answers mtrun --verify-output compared with the
+// dataset's (issue 23: all 90 mismatched and the report did not say so).
+type verifyAcc struct {
+	compared, mismatched int
+	first                *VerifyTurn
+	firstStart           int64
+}
+
+func (v *verifyAcc) add(r *record.Record, start int64) {
+	v.compared++
+	if !*r.VerifyMismatch {
+		return
+	}
+	v.mismatched++
+	if v.first == nil || start < v.firstStart {
+		v.first, v.firstStart = &VerifyTurn{Conversation: r.ConversationID, Turn: r.Turn}, start
+	}
+}
+
+// report is the group's figures; nil when nothing was compared.
+func (v *verifyAcc) report() *VerifyOutput {
+	if v.compared == 0 {
+		return nil
+	}
+	return &VerifyOutput{Compared: v.compared, Mismatched: v.mismatched, FirstMismatch: v.first}
+}
+
+// VerifyOutput counts the answers compared with the dataset's
+// (mtrun --verify-output).
+type VerifyOutput struct {
+	Compared   int `json:"compared"`
+	Mismatched int `json:"mismatched"`
+	// FirstMismatch is the earliest mismatching request (by start).
+	FirstMismatch *VerifyTurn `json:"first_mismatch,omitempty"`
+}
+
+// VerifyTurn names a request: its conversation and turn.
+type VerifyTurn struct {
+	Conversation string `json:"conversation_id"`
+	Turn         int    `json:"turn"`
 }
