@@ -68,7 +68,7 @@ fi
 # Go benchmarks of the hot paths: SSE chunk parse and the client (replay),
 # record encode/decode (record), conversation decode (conv), tokenizer
 # encode (tokenize), quantiles and aggregation (stats), simulator (sim).
-pkgs=(./internal/replay ./internal/record ./internal/conv ./internal/tokenize ./internal/stats ./internal/sim)
+pkgs=(./internal/replay ./internal/record ./internal/conv ./internal/tokenize ./internal/stats ./internal/mtstats ./internal/sim)
 benchtime=1s
 filter=.
 if [[ $smoke == 1 ]]; then

@@ -15,8 +15,8 @@ import (
 	"github.com/mtkit/mtkit/internal/iox"
 	"github.com/mtkit/mtkit/internal/manifest"
 	"github.com/mtkit/mtkit/internal/metrics"
+	"github.com/mtkit/mtkit/internal/mtstats"
 	"github.com/mtkit/mtkit/internal/sim"
-	"github.com/mtkit/mtkit/internal/stats"
 )
 
 // readSeriesFile reads a series file, failing on any invalid line.
@@ -43,11 +43,11 @@ func readSeriesFile(t *testing.T, path string) []metrics.Sample {
 func serverJSON(t *testing.T, records string, extra ...string) map[string]any {
 	t.Helper()
 	var out, errb bytes.Buffer
-	o := stats.Options{Inputs: []string{records}, Out: &out, Err: &errb, Format: "json"}
+	o := mtstats.Options{Inputs: []string{records}, Out: &out, Err: &errb, Format: "json"}
 	if len(extra) > 0 {
 		o.Metrics = extra[0]
 	}
-	if err := stats.Run(context.Background(), o); err != nil {
+	if err := mtstats.Run(context.Background(), o); err != nil {
 		t.Fatalf("mtstats: %v\n%s", err, errb.String())
 	}
 	var rep map[string]any

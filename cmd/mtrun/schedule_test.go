@@ -15,8 +15,10 @@ import (
 	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/mtstats"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
+	"github.com/mtkit/mtkit/internal/report"
 	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/stats"
 )
@@ -118,7 +120,7 @@ func TestUserCentricSim(t *testing.T) {
 	}
 	// mtstats --user-gaps reports the configured gap as the intended one.
 	var rep bytes.Buffer
-	if err := stats.Run(context.Background(), stats.Options{Inputs: []string{recsPath}, Out: &rep, Err: &rep, Format: stats.FormatJSON, UserGaps: true}); err != nil {
+	if err := mtstats.Run(context.Background(), mtstats.Options{Inputs: []string{recsPath}, Out: &rep, Err: &rep, Format: report.FormatJSON, UserGaps: true}); err != nil {
 		t.Fatalf("mtstats: %v", err)
 	}
 	var sr struct {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/mtkit/mtkit/internal/cliflag"
 	"github.com/mtkit/mtkit/internal/command"
+	"github.com/mtkit/mtkit/internal/judge"
 	"github.com/mtkit/mtkit/internal/schedule"
-	"github.com/mtkit/mtkit/internal/stats"
 	"github.com/mtkit/mtkit/internal/sweep"
 )
 
@@ -39,7 +39,7 @@ type stageFlags struct {
 // sweepFlags are the settings of --sweep.
 type sweepFlags struct {
 	planner    sweep.Planner
-	objectives []stats.Objective
+	objectives []judge.Objective
 }
 
 // stageFlagsFrom reads and checks the stage flags.
@@ -134,7 +134,7 @@ func (f *stageFlags) sweepFrom(c *cli.Context) error {
 	case p.MaxStages < 1:
 		return command.Usagef("--sweep-stages %d: want at least 1", p.MaxStages)
 	}
-	objs, err := stats.ParseSLO(c.String("slo"))
+	objs, err := judge.ParseSLO(c.String("slo"))
 	if err != nil {
 		return command.Usagef("--%v", err)
 	}

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/judge"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/source"
-	"github.com/mtkit/mtkit/internal/stats"
 	"github.com/mtkit/mtkit/internal/sweep"
 )
 
@@ -57,7 +57,7 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 		ro := o.replay
 		ro.Schedule, ro.Loop, ro.Duration = o.staged([]sweep.Stage{st}, n), true, 0
 		ro.FirstSeq = seq
-		acc := stats.NewStages(sw.objectives)
+		acc := judge.NewStages(sw.objectives)
 		sink.Records = teeStages{stageLoads{out, n, []sweep.Stage{st}}, acc}
 		// Each stage starts where the previous one stopped in the input,
 		// so that its sessions are new to the server's cache.
@@ -82,10 +82,13 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 			n, st, res.Throughput, res.LatenessP99.Round(time.Microsecond), 100*res.Failed, sw.planner.Criteria.Steady(res), res.MeetsSLO, sw.planner.Criteria.Holds(res))
 	}
 	if len(results) > 0 {
-		capa := sw.planner.Criteria.Judge(sw.planner.Kind, stats.ObjectiveTexts(sw.objectives), results)
+		capa := sw.planner.Criteria.Judge(sw.planner.Kind, judge.ObjectiveTexts(sw.objectives), results)
 		fmt.Fprintln(errw, "mtrun: "+capa.Line())
 		if werr := writeCapacity(o.stage.capacity, capa); werr != nil && err == nil {
 			err = werr
+		}
+		if err == nil && stop.Err() == nil {
+			err = capa.Err() // no steady stage: no capacity, exit 1
 		}
 	}
 	if total.RunID == "" {
@@ -126,7 +129,7 @@ func addSummary(total, s *replay.Summary) {
 // teeStages passes records on and accounts them per stage.
 type teeStages struct {
 	record.Encoder
-	acc *stats.Stages
+	acc *judge.Stages
 }
 
 func (t teeStages) Encode(r *record.Record) error {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/cliflag"
 	"github.com/mtkit/mtkit/internal/clitest"
-	"github.com/mtkit/mtkit/internal/stats"
+	"github.com/mtkit/mtkit/internal/mtstats"
 )
 
 // TestFlagTable keeps testdata/flags.tsv, the table of mtstats's flags that
@@ -13,7 +13,7 @@ import (
 // checks the help conventions of each flag.
 func TestFlagTable(t *testing.T) {
 	t.Parallel()
-	flags := flags(&stats.Options{})
+	flags := flags(&mtstats.Options{})
 	for _, f := range flags {
 		cliflag.CheckHelp(t, f)
 	}

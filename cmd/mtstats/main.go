@@ -1,7 +1,7 @@
 // Command mtstats summarises mtrun request records (JSONL or Parquet, many
 // files or stdin, merged): the vLLM multi-turn summary, per-turn and
 // per-conversation views, SLOs and goodput, comparisons, and table,
-// markdown, JSON, CSV, HTML and XLSX reports. See docs/mtstats.md.
+// markdown, JSON, CSV, HTML and XLSX reports. See docs/mtmtstats.md.
 package main
 
 import (
@@ -14,7 +14,8 @@ import (
 
 	"github.com/mtkit/mtkit/internal/cliflag"
 	"github.com/mtkit/mtkit/internal/command"
-	"github.com/mtkit/mtkit/internal/stats"
+	"github.com/mtkit/mtkit/internal/mtstats"
+	"github.com/mtkit/mtkit/internal/report"
 )
 
 const usageText = `mtstats [options] [file|label=file|- ...]
@@ -51,7 +52,7 @@ func main() {
 }
 
 // flags binds mtstats's flags to o.
-func flags(o *stats.Options) []cli.Flag {
+func flags(o *mtstats.Options) []cli.Flag {
 	const catReport, catSLO = "Report:", "Service-level objectives:"
 	every := cliflag.Duration("every", &o.Every, "print the report of what was read so far every `INTERVAL` (live pipes)")
 	every.Category = catReport
@@ -62,7 +63,7 @@ func flags(o *stats.Options) []cli.Flag {
 
 		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Destination: &o.Format, Category: catReport, Usage: "report `FORMAT`: table, markdown, json or csv"},
 		&cli.StringFlag{Name: "by", Destination: &o.By, Category: catReport, Usage: "also report per `GROUP`: turn, conversation, client, phase, run, file or a record field"},
-		&cli.StringFlag{Name: "by-detail", Value: stats.ByTable, Destination: &o.ByDetail, Category: catReport, Usage: "with --by, what each group shows: `DETAIL` table (one row per group: requests, failed, TTFT, ITL and latency quantiles, input tokens, cache hit) or full (the whole report per group; implied by --compare, --html, --xlsx and --user-gaps)"},
+		&cli.StringFlag{Name: "by-detail", Value: report.ByTable, Destination: &o.ByDetail, Category: catReport, Usage: "with --by, what each group shows: `DETAIL` table (one row per group: requests, failed, TTFT, ITL and latency quantiles, input tokens, cache hit) or full (the whole report per group; implied by --compare, --html, --xlsx and --user-gaps)"},
 		&cli.StringFlag{Name: "only", Destination: &o.Only, Category: catReport, Usage: "report only `METRICS` (comma-separated: ttft, tpot, itl, latency, input_num_turns, input_num_tokens, output_num_tokens, output_num_chunks, intended_latency, lateness, think_planned, think_actual) with the request counts, runtime and request rate, reading only the fields they need: e.g. --by turn --only ttft"},
 		&cli.BoolFlag{Name: "compare", Destination: &o.Compare, DisableDefaultText: true, Category: catReport, Usage: "show each input (label=file) side by side with ratios to the first"},
 		&cli.StringFlag{Name: "html", Destination: &o.HTML, Category: catReport, Usage: "also write a self-contained HTML report to `FILE`"},
@@ -94,22 +95,22 @@ func withCategory(f *cli.StringFlag, category string) *cli.StringFlag {
 func run(s command.Streams, args []string) int {
 	app := command.NewApp("mtstats", "summarise LLM benchmark request records", s)
 	app.UsageText = usageText
-	var o stats.Options
+	var o mtstats.Options
 	app.Flags = flags(&o)
 	app.Action = func(c *cli.Context) error {
 		stop, abort, release := command.Interrupts(c.Context, s.Signals)
 		defer release()
 		o.Inputs, o.Stdin, o.Out, o.Err, o.Stop = c.Args().Slice(), s.In, s.Out, s.Err, stop.Done()
-		err := stats.Run(abort, o)
-		var usage *stats.UsageError
+		err := mtstats.Run(abort, o)
+		var usage *mtstats.UsageError
 		switch {
 		case errors.As(err, &usage):
 			return command.Exit(command.ExitUsage, err)
-		case errors.Is(err, stats.ErrNoRecords):
+		case errors.Is(err, mtstats.ErrNoRecords):
 			return command.Exit(command.ExitFailure, nil) // the reason is on stderr
-		case errors.Is(err, stats.ErrCheckFailed):
+		case errors.Is(err, mtstats.ErrCheckFailed):
 			return command.Exit(command.ExitCheckFailed, err)
-		case errors.Is(err, stats.ErrInterrupted):
+		case errors.Is(err, mtstats.ErrInterrupted):
 			return command.Exit(command.ExitInterrupted, nil)
 		}
 		return err

@@ -14,7 +14,7 @@ import (
 )
 
 // The inputs in testdata are written by the stats package's generator:
-// go test ./internal/stats -run TestGenTestdata -gen-testdata
+// go test ./internal/mtstats -run TestGenTestdata -gen-testdata
 
 func TestGolden(t *testing.T) {
 	t.Parallel()

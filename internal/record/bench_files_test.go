@@ -11,7 +11,7 @@ import (
 
 // benchColumnSets are the field selections BenchmarkDecodeFiles reads:
 // every field; what mtstats' default summary reads (every field but the
-// ones it never reports, as internal/stats/columns.go lists them); and
+// ones it never reports, as internal/mtstats/columns.go lists them); and
 // what a per-turn TTFT table reads (mtstats --by turn --only ttft).
 var benchColumnSets = []struct {
 	name  string

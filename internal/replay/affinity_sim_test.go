@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mtkit/mtkit/internal/mtstats"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/stats"
@@ -44,7 +45,7 @@ func TestAffinityReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := stats.Run(context.Background(), stats.Options{Inputs: []string{path}, Format: "json", Out: &out, Err: io.Discard}); err != nil {
+	if err := mtstats.Run(context.Background(), mtstats.Options{Inputs: []string{path}, Format: "json", Out: &out, Err: io.Discard}); err != nil {
 		t.Fatal(err)
 	}
 	var rep struct{ Affinity *stats.Affinity }

@@ -1,3 +1,11 @@
+// Package stats is the numeric core of mtstats: exact quantiles (radix
+// sort, selection) with pandas' default interpolation, and the
+// accumulators that turn request records into described groups (Acc,
+// Group), plus the per-record aggregations mtstats reports beside them:
+// --where filters, --only metrics, affinity, segments and user gaps.
+//
+// Quantiles are exact (all samples are kept, one float64 per sample per
+// metric).
 package stats
 
 import (
@@ -54,12 +62,12 @@ type convKey struct {
 	id    string
 }
 
-// point is one successful request on the time axis (for the HTML report).
-type point struct {
-	start, end float64 // unix seconds
-	latMs      float64
-	ttftMs     float64 // NaN when absent
-	outTokens  float64
+// Point is one successful request on the time axis (for the HTML report).
+type Point struct {
+	Start, End float64 // unix seconds
+	LatMs      float64
+	TTFTMs     float64 // NaN when absent
+	OutTokens  float64
 }
 
 // samples are the sample sets of the metrics, indexed by Metric.
@@ -72,9 +80,9 @@ func (s *samples) init() {
 	}
 }
 
-// acc accumulates the requests of one group: the integer (ns, count) or
+// Acc accumulates the requests of one group: the integer (ns, count) or
 // float sample of each metric, counters and per-conversation totals.
-type acc struct {
+type Acc struct {
 	samples          samples
 	requests, ok     int
 	errors           map[string]int
@@ -94,21 +102,21 @@ type acc struct {
 	// kept either.
 	metrics    []Metric
 	convs      map[convKey]convAcc
-	series     []point
+	series     []Point
 	keepSeries bool
 	gaps       clientSends // Options.UserGaps (usergap.go)
 }
 
-func newAcc(series bool) *acc {
-	a := &acc{convs: map[convKey]convAcc{}, keepSeries: series}
+func NewAcc(series bool) *Acc {
+	a := &Acc{convs: map[convKey]convAcc{}, keepSeries: series}
 	a.samples.init()
 	return a
 }
 
-// newLiteAcc returns an accumulator for a row of the per-group table;
+// NewLiteAcc returns an accumulator for a row of the per-group table;
 // convs says whether it tracks conversations.
-func newLiteAcc(convs bool) *acc {
-	a := &acc{lite: true, metrics: liteMetrics}
+func NewLiteAcc(convs bool) *Acc {
+	a := &Acc{lite: true, metrics: LiteMetrics}
 	if convs {
 		a.convs = map[convKey]convAcc{}
 	}
@@ -116,22 +124,22 @@ func newLiteAcc(convs bool) *acc {
 	return a
 }
 
-// newOnlyAcc returns an accumulator of the request counts and the samples
+// NewOnlyAcc returns an accumulator of the request counts and the samples
 // of metrics (--only).
-func newOnlyAcc(metrics []Metric) *acc {
-	a := &acc{metrics: metrics}
+func NewOnlyAcc(metrics []Metric) *Acc {
+	a := &Acc{metrics: metrics}
 	a.samples.init()
 	return a
 }
 
-// liteMetrics are the metrics a lite accumulator keeps.
-var liteMetrics = []Metric{TTFT, ITL, Latency}
+// LiteMetrics are the metrics a lite accumulator keeps.
+var LiteMetrics = []Metric{TTFT, ITL, Latency}
 
-func ms(ns int64) float64 { return float64(ns) / 1e6 }
+func Millis(ns int64) float64 { return float64(ns) / 1e6 }
 
-// add accounts one measured record; good says whether it met the
+// Add accounts one measured record; good says whether it met the
 // per-request SLO thresholds.
-func (a *acc) add(r *record.Record, good bool) {
+func (a *Acc) Add(r *record.Record, good bool) {
 	start, end := r.Start.UnixNano(), r.End.UnixNano()
 	if !a.timed || start < a.minStart {
 		a.minStart = start
@@ -170,32 +178,32 @@ func (a *acc) add(r *record.Record, good bool) {
 		if !a.lite {
 			return // --only: no token sums
 		}
-		a.inTok += inputTokens(r)
-		a.outTok += outputTokens(r)
+		a.inTok += InputTokensOf(r)
+		a.outTok += OutputTokensOf(r)
 		a.addCache(r)
 		return
 	}
 	for m := range numMetrics {
 		addSample(&s[m], m, r)
 	}
-	in, out := inputTokens(r), outputTokens(r)
+	in, out := InputTokensOf(r), OutputTokensOf(r)
 	a.inTok += in
 	a.outTok += out
 	a.addCache(r)
 	if a.keepSeries {
 		ttft := math.NaN()
 		if r.TTFTNs != nil {
-			ttft = ms(*r.TTFTNs)
+			ttft = Millis(*r.TTFTNs)
 		}
-		a.series = append(a.series, point{
-			start: float64(start) / 1e9, end: float64(end) / 1e9,
-			latMs: ms(r.LatencyNs), ttftMs: ttft, outTokens: float64(out),
+		a.series = append(a.series, Point{
+			Start: float64(start) / 1e9, End: float64(end) / 1e9,
+			LatMs: Millis(r.LatencyNs), TTFTMs: ttft, OutTokens: float64(out),
 		})
 	}
 }
 
 // addConv accounts a request of the conversation of r.
-func (a *acc) addConv(r *record.Record, good bool, start, end int64) {
+func (a *Acc) addConv(r *record.Record, good bool, start, end int64) {
 	ck := convKey{r.RunID, r.Shard, r.ConversationID}
 	c, seen := a.convs[ck]
 	if !seen {
@@ -203,7 +211,7 @@ func (a *acc) addConv(r *record.Record, good bool, start, end int64) {
 	}
 	c.turns++
 	c.minStart, c.maxEnd = min(c.minStart, start), max(c.maxEnd, end)
-	c.waitMs += ms(r.LatencyNs)
+	c.waitMs += Millis(r.LatencyNs)
 	if !good {
 		c.missedSLO = true
 	}
@@ -214,7 +222,7 @@ func (a *acc) addConv(r *record.Record, good bool, start, end int64) {
 }
 
 // addCache accounts the prefix-cache figures of a successful request.
-func (a *acc) addCache(r *record.Record) {
+func (a *Acc) addCache(r *record.Record) {
 	if r.CachedTokens != nil && r.PromptTokens != nil {
 		a.cacheReported++
 		a.cached += *r.CachedTokens
@@ -222,25 +230,25 @@ func (a *acc) addCache(r *record.Record) {
 	}
 }
 
-// inputTokens is the server's prompt token count, else the client's.
-func inputTokens(r *record.Record) int64 {
+// InputTokensOf is the server's prompt token count, else the client's.
+func InputTokensOf(r *record.Record) int64 {
 	if r.PromptTokens != nil {
 		return *r.PromptTokens
 	}
 	return r.ClientPromptTokens
 }
 
-// outputTokens is the server's completion token count, else the client's.
-func outputTokens(r *record.Record) int64 {
+// OutputTokensOf is the server's completion token count, else the client's.
+func OutputTokensOf(r *record.Record) int64 {
 	if r.CompletionTokens != nil {
 		return *r.CompletionTokens
 	}
 	return r.ClientCompletionTokens
 }
 
-// dedup remembers record keys: a bitset of sequence numbers per (run,
+// Dedup remembers record keys: a bitset of sequence numbers per (run,
 // shard), since sequence numbers are dense, and a map for outliers.
-type dedup struct {
+type Dedup struct {
 	sets  map[shardKey]*[]uint64
 	other map[record.Key]struct{}
 	// last is the (run, shard) of the last key and lastSet its bitset:
@@ -256,8 +264,8 @@ type shardKey struct {
 
 const maxBitsetSeq = 1 << 31
 
-// seen reports whether k was seen before, and remembers it.
-func (d *dedup) seen(k record.Key) bool {
+// Seen reports whether k was seen before, and remembers it.
+func (d *Dedup) Seen(k record.Key) bool {
 	if k.Seq < 0 || k.Seq >= maxBitsetSeq {
 		if d.other == nil {
 			d.other = map[record.Key]struct{}{}
@@ -286,4 +294,86 @@ func (d *dedup) seen(k record.Key) bool {
 	ok := (*bits)[w]&b != 0
 	(*bits)[w] |= b
 	return ok
+}
+
+// Window returns the first start and the last end (unix ns) of the
+// requests accounted, and whether there was one.
+func (a *Acc) Window() (start, end int64, ok bool) { return a.minStart, a.maxEnd, a.timed }
+
+// Series returns the successful requests on the time axis (kept
+// when the accumulator was made with series).
+func (a *Acc) Series() []Point { return a.series }
+
+// WithGaps makes a keep the clients' sends (usergap.go).
+func (a *Acc) WithGaps() *Acc {
+	a.gaps = clientSends{}
+	return a
+}
+
+// SLOCounts returns the requests accounted, the good ones, the
+// conversations and those that met the SLO.
+func (a *Acc) SLOCounts() (requests, good, convs, goodConvs int) {
+	for _, cv := range a.convs {
+		convs++
+		if !cv.missedSLO {
+			goodConvs++
+		}
+	}
+	return a.requests, a.good, convs, goodConvs
+}
+
+// KeepInParts makes the samples of metrics the union of the parts added
+// by addPart: each sample is kept once, by its part.
+func (a *Acc) KeepInParts(metrics []Metric) {
+	for _, m := range metrics {
+		a.samples[m].parts = []*sampleSet{}
+	}
+}
+
+// AddPart adds the samples of metrics of p to the union a keeps.
+func (a *Acc) AddPart(p *Acc, metrics []Metric) {
+	for _, m := range metrics {
+		a.samples[m].parts = append(a.samples[m].parts, &p.samples[m])
+	}
+}
+
+// SortedSamples sorts the samples of m (a nil a has none) and returns
+// their quantile function, mean and count.
+func (a *Acc) SortedSamples(m Metric) (q func(p float64) float64, mean float64, n int) {
+	set := &sampleSet{}
+	if a != nil {
+		set = &a.samples[m]
+	}
+	q, mean = set.sorted()
+	return q, mean, set.Len()
+}
+
+// Throughputs returns the successful requests a second of a over its
+// whole runtime and over each half of it (a request is in the half its
+// midpoint falls in: by end time, the first half would lack the requests
+// still running when the stage's window opens).
+func Throughputs(a *Acc) (all, first, second Num) {
+	nan := Num(math.NaN())
+	if !a.timed || a.maxEnd <= a.minStart {
+		return nan, nan, nan
+	}
+	from, to := float64(a.minStart)/1e9, float64(a.maxEnd)/1e9
+	mid := (from + to) / 2
+	var n1, n2 int
+	for _, p := range a.series {
+		if (p.Start+p.End)/2 < mid {
+			n1++
+		} else {
+			n2++
+		}
+	}
+	half := (to - from) / 2
+	return Num(float64(n1+n2) / (to - from)), Num(float64(n1) / half), Num(float64(n2) / half)
+}
+
+// SampleCounts returns how many samples of m a keeps itself, in how many
+// parts (keepInParts), and in all.
+func (a *Acc) SampleCounts(m Metric) (own, parts, all int) {
+	s := &a.samples[m]
+	return s.n, len(s.parts), s.Len()
 }

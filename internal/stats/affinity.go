@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -40,9 +39,9 @@ type AffinitySide struct {
 	CacheHitRate Num `json:"cache_hit_rate"`
 }
 
-// affinityAcc accumulates Affinity from requests in each conversation's
+// AffinityAcc accumulates Affinity from requests in each conversation's
 // order.
-type affinityAcc struct {
+type AffinityAcc struct {
 	last     map[convKey]string // backend of the conversation's last request
 	changes  map[convKey]int
 	backends map[string]struct{}
@@ -55,12 +54,12 @@ type affinitySideAcc struct {
 	requests         int
 }
 
-func newAffinityAcc() *affinityAcc {
-	return &affinityAcc{last: map[convKey]string{}, changes: map[convKey]int{}, backends: map[string]struct{}{}}
+func NewAffinityAcc() *AffinityAcc {
+	return &AffinityAcc{last: map[convKey]string{}, changes: map[convKey]int{}, backends: map[string]struct{}{}}
 }
 
-// add accounts one request (retried attempts are not requests).
-func (a *affinityAcc) add(r *record.Record) {
+// Add accounts one request (retried attempts are not requests).
+func (a *AffinityAcc) Add(r *record.Record) {
 	if r.Retried || r.Backend == "" {
 		return
 	}
@@ -82,7 +81,7 @@ func (a *affinityAcc) add(r *record.Record) {
 		return
 	}
 	if r.TTFTNs != nil {
-		s.ttft = append(s.ttft, ms(*r.TTFTNs))
+		s.ttft = append(s.ttft, Millis(*r.TTFTNs))
 	}
 	if r.CachedTokens != nil && r.PromptTokens != nil {
 		s.cached += *r.CachedTokens
@@ -90,8 +89,8 @@ func (a *affinityAcc) add(r *record.Record) {
 	}
 }
 
-// report returns the Affinity, nil when no record has a backend.
-func (a *affinityAcc) report() *Affinity {
+// Report returns the Affinity, nil when no record has a backend.
+func (a *AffinityAcc) Report() *Affinity {
 	if len(a.backends) == 0 {
 		return nil
 	}
@@ -122,20 +121,4 @@ func (a *affinityAcc) report() *Affinity {
 		out.MovedShare = Num(float64(out.Moved) / float64(out.Turns))
 	}
 	return out
-}
-
-// affinity prints the Affinity section.
-func (t *textWriter) affinity(a *Affinity) {
-	t.heading("Session affinity (backend per turn):")
-	side := func(s AffinitySide) string {
-		return fmt.Sprintf("%d requests, ttft p50 %s ms p90 %s ms, cache hit %s",
-			s.Requests, fmtNum(float64(s.TTFTP50Ms)), fmtNum(float64(s.TTFTP90Ms)), fmtPct(s.CacheHitRate))
-	}
-	t.pairs([][2]string{
-		{"backends", strconv.Itoa(a.Backends)},
-		{"conversations", fmt.Sprintf("%d (%d changed backend)", a.Conversations, a.Changed)},
-		{"turns_moved", fmt.Sprintf("%d of %d (%s)", a.Moved, a.Turns, fmtPct(a.MovedShare))},
-		{"stayed", side(a.Stayed)},
-		{"moved", side(a.MovedTurns)},
-	})
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/mtkit/mtkit/internal/record"
 )
 
-// metricColumns are the record fields each metric's samples come from.
-var metricColumns = [numMetrics][]string{
+// MetricColumns are the record fields each metric's samples come from.
+var MetricColumns = [numMetrics][]string{
 	TTFT:            {"ttft_ns"},
 	TPOT:            {"tpot_ns"},
 	ITL:             {"itl_ns"},
@@ -24,17 +24,17 @@ var metricColumns = [numMetrics][]string{
 	ThinkActual:     {"think_actual_ns", "turn"},
 }
 
-// onlyColumns are the fields a report limited by --only reads besides its
+// OnlyColumns are the fields a report limited by --only reads besides its
 // metrics' (and those always read: run_id, start, end): the duplicate key
 // and what decides whether a record is measured, a retry or a failure.
-var onlyColumns = []string{"shard", "seq", "phase", "retried", "error_class"}
+var OnlyColumns = []string{"shard", "seq", "phase", "retried", "error_class"}
 
-// metricName is the --only name of m: its report name without "_ms".
-func metricName(m Metric) string { return strings.TrimSuffix(MetricNames[m], "_ms") }
+// MetricName is the --only name of m: its report name without "_ms".
+func MetricName(m Metric) string { return strings.TrimSuffix(MetricNames[m], "_ms") }
 
-// parseOnly parses --only: comma-separated metric names (ttft or ttft_ms),
+// ParseOnly parses --only: comma-separated metric names (ttft or ttft_ms),
 // in report order, each once. An empty spec selects nothing (nil).
-func parseOnly(spec string) ([]Metric, error) {
+func ParseOnly(spec string) ([]Metric, error) {
 	if spec == "" {
 		return nil, nil
 	}
@@ -45,7 +45,7 @@ func parseOnly(spec string) ([]Metric, error) {
 		if !ok {
 			names := make([]string, numMetrics)
 			for m := range numMetrics {
-				names[m] = metricName(m)
+				names[m] = MetricName(m)
 			}
 			return nil, fmt.Errorf("--only %s: %q is not a metric; want some of %s", spec, name, strings.Join(names, ", "))
 		}
@@ -63,33 +63,11 @@ func parseOnly(spec string) ([]Metric, error) {
 // metricByName finds a metric by its --only or report name.
 func metricByName(name string) (Metric, bool) {
 	for m := range numMetrics {
-		if name == MetricNames[m] || name == metricName(m) {
+		if name == MetricNames[m] || name == MetricName(m) {
 			return m, true
 		}
 	}
 	return 0, false
-}
-
-// checkOnly rejects the options a report limited to some metrics cannot
-// serve: they need figures --only leaves out.
-func checkOnly(o *Options) error {
-	if o.Only == "" {
-		return nil
-	}
-	for _, c := range []struct {
-		set  bool
-		name string
-	}{
-		{o.HTML != "", "--html"}, {o.XLSX != "", "--xlsx"}, {o.SLO != "", "--slo"},
-		{o.Capacity != "", "--capacity"}, {o.UserGaps, "--user-gaps"},
-		{o.Records || o.To != "", "--to"}, {o.ByDetail == ByFull, "--by-detail full"},
-		{o.Metrics != "", "--metrics-file"},
-	} {
-		if c.set {
-			return fmt.Errorf("--only limits the report to some metrics; %s needs the whole report", c.name)
-		}
-	}
-	return nil
 }
 
 // addSample adds the sample of metric m of the successful record r to s,
@@ -114,9 +92,9 @@ func addSample(s *sampleSet, m Metric, r *record.Record) {
 	case InputTurns:
 		s.add(int64(r.InputMessages))
 	case InputTokens:
-		s.add(inputTokens(r))
+		s.add(InputTokensOf(r))
 	case OutputTokens:
-		s.add(outputTokens(r))
+		s.add(OutputTokensOf(r))
 	case OutputChunks:
 		s.add(int64(r.Chunks))
 	case IntendedLatency:

@@ -159,6 +159,9 @@ func stdOf(n int, s1 int64, s2 uint128) float64 {
 	return math.Sqrt(v)
 }
 
+// HasQuantile reports whether Quantile is defined: the samples were kept.
+func (d *Description) HasQuantile() bool { return d.quantile != nil }
+
 // Quantile returns the p-quantile of the described samples.
 func (d *Description) Quantile(p float64) float64 {
 	if d.quantile == nil {

@@ -5,9 +5,9 @@ import (
 	"slices"
 )
 
-// radixMin is the smallest slice sortSamples sorts by radix; below it
+// RadixMin is the smallest slice sortSamples sorts by radix; below it
 // slices.Sort is faster than building the digit histograms.
-const radixMin = 512
+const RadixMin = 512
 
 // sortSamples sorts xs in ascending order with exactly the result of
 // slices.Sort, in O(n): a least-significant-digit radix sort over an
@@ -22,7 +22,7 @@ const radixMin = 512
 // buffer when it is large enough; the buffer used is returned for the
 // next call.
 func sortSamples[T int32 | int64 | float64](xs, scratch []T) []T {
-	if len(xs) < radixMin {
+	if len(xs) < RadixMin {
 		slices.Sort(xs)
 		return scratch
 	}

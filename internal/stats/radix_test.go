@@ -73,7 +73,7 @@ func TestSortFloats(t *testing.T) {
 		{"negzero", func(i int) float64 { return []float64{0, math.Copysign(0, -1), 1}[i%3] }},
 	}
 	for _, g := range gens {
-		for _, n := range []int{0, 1, 2, 3, radixMin - 1, radixMin, radixMin + 1, 5000, 70000} {
+		for _, n := range []int{0, 1, 2, 3, RadixMin - 1, RadixMin, RadixMin + 1, 5000, 70000} {
 			xs := make([]float64, n)
 			for i := range xs {
 				xs[i] = g.gen(i)
@@ -252,7 +252,7 @@ func TestSortInts(t *testing.T) {
 		{"reversed", func(i int) int64 { return int64(-i) * 1e6 }},
 	}
 	for _, g := range gens {
-		for _, n := range []int{0, 1, 2, radixMin - 1, radixMin, radixMin + 1, 5000, 70000} {
+		for _, n := range []int{0, 1, 2, RadixMin - 1, RadixMin, RadixMin + 1, 5000, 70000} {
 			ns := make([]int64, n)
 			for i := range ns {
 				ns[i] = g.gen(i)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,91 +29,9 @@ import (
 // settings.segment "i/N", host); without a manifest N is inferred as the
 // largest shard + 1, and the report says so.
 
-// ExpandInputs expands directories and glob patterns among inputs into
-// the record files they hold, in name order. A directory of Parquet
-// parts (mtrun --records DIR.parquet) stays one input; any other
-// directory becomes its *.jsonl, *.jsonl.gz, *.jsonl.zst and *.parquet
-// entries (run manifests and other files are skipped). A pattern (with
-// * ? or [) that names no existing file is matched with filepath.Glob.
-// "label=dir" labels each file "label/NAME".
-func ExpandInputs(inputs []string) ([]string, error) {
-	var out []string
-	for _, s := range inputs {
-		in := record.ParseInput(s)
-		if in.Path == "-" || in.Path == "" {
-			out = append(out, s)
-			continue
-		}
-		labelled := in.Label != in.Path
-		name := func(p string) string {
-			if labelled {
-				return in.Label + "/" + filepath.Base(p) + "=" + p
-			}
-			return p
-		}
-		st, err := os.Stat(in.Path)
-		switch {
-		case err != nil && strings.ContainsAny(in.Path, "*?["):
-			matches, gerr := filepath.Glob(in.Path)
-			if gerr != nil {
-				return nil, &UsageError{fmt.Errorf("%s: %v", in.Path, gerr)}
-			}
-			if len(matches) == 0 {
-				return nil, fmt.Errorf("%s: no file matches", in.Path)
-			}
-			for _, m := range matches {
-				out = append(out, name(m))
-			}
-		case err == nil && st.IsDir():
-			files, err := recordFiles(in.Path)
-			if err != nil {
-				return nil, err
-			}
-			if files == nil { // a parts directory, or empty: one input
-				out = append(out, s)
-			}
-			for _, f := range files {
-				out = append(out, name(f))
-			}
-		default:
-			out = append(out, s) // a file, or a missing one (reported when opened)
-		}
-	}
-	return out, nil
-}
-
-// recordFiles lists the record inputs of dir; nil when dir holds Parquet
-// parts itself (it is one input) or nothing.
-func recordFiles(dir string) ([]string, error) {
-	if parts, _ := filepath.Glob(filepath.Join(dir, "part-*.parquet")); len(parts) > 0 {
-		return nil, nil
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, e := range entries {
-		n := e.Name()
-		if strings.HasPrefix(n, ".") {
-			continue
-		}
-		for _, ext := range []string{".jsonl", ".jsonl.gz", ".jsonl.zst", ".parquet"} {
-			if strings.HasSuffix(n, ext) {
-				files = append(files, filepath.Join(dir, n))
-				break
-			}
-		}
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no record files (*.jsonl, *.jsonl.gz, *.jsonl.zst, *.parquet) in the directory", dir)
-	}
-	return files, nil
-}
-
-// manifestFor is the run manifest mtrun writes next to records at path:
+// ManifestFor is the run manifest mtrun writes next to records at path:
 // the name without its record extensions, + ".manifest.json".
-func manifestFor(path string) string {
+func ManifestFor(path string) string {
 	base := path
 	for _, ext := range []string{".gz", ".zst", ".parquet", ".jsonl", ".json"} {
 		base = strings.TrimSuffix(base, ext)
@@ -192,9 +109,9 @@ type segAcc struct {
 	lateness []float64 // ms
 }
 
-// segments accumulates the per-segment view; it is cheap when the input
+// Segments accumulates the per-segment view; it is cheap when the input
 // is one unsplit run (one accumulator).
-type segments struct {
+type Segments struct {
 	accs map[segKey]*segAcc
 	// last is the key of the last acc call, lastAcc its result.
 	last      segKey
@@ -209,12 +126,12 @@ type segments struct {
 	warn     io.Writer
 }
 
-func newSegments(warn io.Writer) *segments {
-	return &segments{accs: map[segKey]*segAcc{}, sessionAt: map[string]map[string]int{},
+func NewSegments(warn io.Writer) *Segments {
+	return &Segments{accs: map[segKey]*segAcc{}, sessionAt: map[string]map[string]int{},
 		counts: map[string][]int{}, startAt: map[string]string{}, manifests: map[string]bool{}, warn: warn}
 }
 
-func (s *segments) acc(k segKey) *segAcc {
+func (s *Segments) acc(k segKey) *segAcc {
 	if s.lastAcc != nil && k == s.last {
 		return s.lastAcc // records come in runs of one segment
 	}
@@ -227,10 +144,10 @@ func (s *segments) acc(k segKey) *segAcc {
 	return a
 }
 
-// seen notes that the input labelled label, at path file, holds records
+// Seen notes that the input labelled label, at path file, holds records
 // of r's segment (duplicates included); it reads the input's manifest the
 // first time.
-func (s *segments) seen(r *record.Record, label, file string) {
+func (s *Segments) Seen(r *record.Record, label, file string) {
 	a := s.acc(segKey{r.RunID, r.Shard})
 	if len(a.inputs) == 0 || a.inputs[len(a.inputs)-1] != label && !slices.Contains(a.inputs, label) {
 		a.inputs = append(a.inputs, label)
@@ -243,12 +160,12 @@ func (s *segments) seen(r *record.Record, label, file string) {
 	if dir := filepath.Dir(file); strings.HasPrefix(filepath.Base(file), "part-") && strings.HasSuffix(dir, ".parquet") {
 		path = dir // a part of a Parquet directory: the manifest is the directory's
 	}
-	s.readManifest(manifestFor(path), label)
+	s.readManifest(ManifestFor(path), label)
 }
 
 // readManifest reads a run manifest once; a missing one is normal (the
 // count is then inferred), a bad one is said on warn.
-func (s *segments) readManifest(path, label string) {
+func (s *Segments) readManifest(path, label string) {
 	if s.manifests[path] {
 		return
 	}
@@ -285,14 +202,14 @@ func (s *segments) readManifest(path, label string) {
 	}
 }
 
-// add accounts a record counted in the report.
-func (s *segments) add(r *record.Record) {
+// Add accounts a record counted in the report.
+func (s *Segments) Add(r *record.Record) {
 	a := s.acc(segKey{r.RunID, r.Shard})
 	a.requests++
 	if a.first.IsZero() || r.Scheduled.Before(a.first) {
 		a.first = r.Scheduled
 	}
-	a.lateness = append(a.lateness, ms(r.LatenessNs))
+	a.lateness = append(a.lateness, Millis(r.LatenessNs))
 	a.sessions[r.ConversationID] = struct{}{}
 	at := s.sessionAt[r.RunID]
 	if at == nil {
@@ -310,9 +227,9 @@ func (s *segments) add(r *record.Record) {
 // numbers when no manifest gives it.
 const maxInferredSegments = 4096
 
-// report returns the view of the runs with more than one segment (by
+// Report returns the view of the runs with more than one segment (by
 // manifest or by shard), nil when there is none.
-func (s *segments) report() *SegmentsReport {
+func (s *Segments) Report() *SegmentsReport {
 	if s == nil {
 		return nil
 	}
@@ -359,7 +276,7 @@ func (s *segments) report() *SegmentsReport {
 			if !a.first.IsZero() {
 				f := a.first.UTC()
 				seg.FirstScheduled = &f
-				off := ms(int64(a.first.Sub(earliest)))
+				off := Millis(int64(a.first.Sub(earliest)))
 				seg.StartOffsetMs, latest = Num(off), max(latest, off)
 			}
 			if len(a.lateness) > 0 {
@@ -393,62 +310,4 @@ func (s *segments) report() *SegmentsReport {
 		return nil
 	}
 	return &rep
-}
-
-// segments renders the per-segment view.
-func (t *textWriter) segments(rep *SegmentsReport) {
-	for _, r := range rep.Runs {
-		count := strconv.Itoa(r.Count)
-		if r.Inferred {
-			count += " (inferred from the shards: no manifest)"
-		}
-		t.heading(fmt.Sprintf("Segments of run %s:", r.RunID))
-		kv := [][2]string{
-			{"segments", fmt.Sprintf("%d present of %s", len(r.Segments)-countOutside(r), count)},
-			{"start_spread_ms", fmtNum(float64(r.StartSpreadMs))},
-		}
-		if r.StartAt != "" {
-			kv = append(kv, [2]string{"start_at", r.StartAt})
-		}
-		if len(r.CountConflict) > 0 {
-			kv = append(kv, [2]string{"count_conflict", fmt.Sprint(r.CountConflict)})
-		}
-		kv = append(kv, [2]string{"missing", fmtInts(r.Missing)}, [2]string{"duplicated", fmtInts(r.Duplicated)},
-			[2]string{"shared_sessions", strconv.Itoa(r.SharedSessions)})
-		t.pairs(kv)
-		rows := make([][]string, 0, len(r.Segments))
-		for _, s := range r.Segments {
-			host := s.Host
-			if host == "" {
-				host = "-"
-			}
-			rows = append(rows, []string{fmt.Sprintf("%d/%d", s.Index, r.Count), host, strings.Join(s.Inputs, " "),
-				strconv.Itoa(s.Requests), strconv.Itoa(s.Sessions), fmtNum(float64(s.StartOffsetMs)),
-				fmtNum(float64(s.LatenessP50Ms)), fmtNum(float64(s.LatenessP99Ms)), fmtNum(float64(s.LatenessMaxMs))})
-		}
-		t.table([]string{"segment", "host", "inputs", "requests", "sessions", "start_offset_ms", "lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms"}, rows)
-	}
-}
-
-// countOutside counts the segments whose index is not below the count
-// (shards of a different split mixed in).
-func countOutside(r *SplitRun) int {
-	n := 0
-	for _, s := range r.Segments {
-		if s.Index < 0 || s.Index >= r.Count {
-			n++
-		}
-	}
-	return n
-}
-
-func fmtInts(xs []int) string {
-	if len(xs) == 0 {
-		return "none"
-	}
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ", ")
 }

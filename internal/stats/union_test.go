@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"io"
 	"math"
 	"reflect"
 	"testing"
@@ -89,50 +88,11 @@ func sameDescription(a, b Description) bool {
 	return true
 }
 
-// TestByKeepsSamplesOnce: with --by and the per-group table (or --only),
-// the summary keeps no TTFT, ITL or latency sample of its own (each is
-// kept by its group) and still reports what it reports without --by.
-func TestByKeepsSamplesOnce(t *testing.T) {
-	t.Parallel()
-	recs := genRecords(genConfig{seed: 6, run: "r", convs: 90, maxTurns: 6, warmup: 3, failEvery: 11, itl: true})
-	path := writeTemp(t, "r.jsonl", jsonl(t, recs))
-	for _, o := range []Options{{By: "turn"}, {By: "conversation"}, {By: "turn", Only: "ttft,itl,tpot,input_num_tokens"}} {
-		only, _ := parseOnly(o.Only)
-		o.only, o.Err = only, io.Discard
-		c, err := newCollector(&o, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range recs {
-			if err := c.add(nil, &recs[i], "r", "r.jsonl"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		kept := liteMetrics
-		if only != nil {
-			kept = only
-		}
-		for _, m := range kept {
-			if s := &c.all.samples[m]; s.n != 0 || len(s.parts) != len(c.groups) || s.Len() == 0 {
-				t.Errorf("--by %s --only %q: the summary's %s holds %d samples of its own and %d parts (%d groups), %d in all",
-					o.By, o.Only, MetricNames[m], s.n, len(s.parts), len(c.groups), s.Len())
-			}
-		}
-		o.Inputs = []string{path}
-		by, _ := runJSON(t, o)
-		o.By = ""
-		plain, _ := runJSON(t, o)
-		if !reflect.DeepEqual(by["summary"], plain["summary"]) {
-			t.Errorf("--by %s --only %q: the summary differs from the one without --by:\n%v\n%v", o.By, o.Only, by["summary"], plain["summary"])
-		}
-	}
-}
-
 // TestDedupSeen: keys repeat only within their (run, shard), whatever
 // the order the shards come in (the last shard's bitset is cached).
 func TestDedupSeen(t *testing.T) {
 	t.Parallel()
-	var d dedup
+	var d Dedup
 	for i, tc := range []struct {
 		run   string
 		shard int
@@ -145,7 +105,7 @@ func TestDedupSeen(t *testing.T) {
 		{"b", 0, 1000, true}, {"a", 0, -5, false}, {"a", 0, -5, true},
 		{"a", 0, 1 << 40, false}, {"a", 1, 1 << 40, false}, {"a", 0, 1 << 40, true},
 	} {
-		if got := d.seen(record.Key{RunID: tc.run, Shard: tc.shard, Seq: tc.seq}); got != tc.want {
+		if got := d.Seen(record.Key{RunID: tc.run, Shard: tc.shard, Seq: tc.seq}); got != tc.want {
 			t.Errorf("%d: seen(%s, %d, %d) = %v, want %v", i, tc.run, tc.shard, tc.seq, got, tc.want)
 		}
 	}

@@ -46,17 +46,9 @@ func (c clientSends) metrics() Metrics {
 	for _, s := range c {
 		slices.SortFunc(s, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
 		for i := 1; i < len(s); i++ {
-			intended = append(intended, ms(s[i][0]-s[i-1][0]))
-			actual = append(actual, ms(s[i][1]-s[i-1][1]))
+			intended = append(intended, Millis(s[i][0]-s[i-1][0]))
+			actual = append(actual, Millis(s[i][1]-s[i-1][1]))
 		}
 	}
 	return Metrics{{UserGapIntended, Describe(intended)}, {UserGap, Describe(actual)}}
-}
-
-// withGaps makes a keep the clients' sends when Options.UserGaps is set.
-func (c *collector) withGaps(a *acc) *acc {
-	if c.opts.UserGaps {
-		a.gaps = clientSends{}
-	}
-	return a
 }

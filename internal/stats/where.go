@@ -10,8 +10,8 @@ import (
 	"github.com/mtkit/mtkit/internal/record"
 )
 
-// fieldIndex maps a record's JSON field names to struct field indexes.
-var fieldIndex = func() map[string]int {
+// FieldIndex maps a record's JSON field names to struct field indexes.
+var FieldIndex = func() map[string]int {
 	m := map[string]int{}
 	t := reflect.TypeFor[record.Record]()
 	for i := range t.NumField() {
@@ -45,9 +45,9 @@ func (v value) String() string {
 	return v.str
 }
 
-// fieldValue returns field i of r: numbers and booleans (0/1) as numbers,
+// FieldValue returns field i of r: numbers and booleans (0/1) as numbers,
 // timestamps as times, nil pointers as null, lists by length.
-func fieldValue(r *record.Record, i int) value {
+func FieldValue(r *record.Record, i int) value {
 	f := reflect.ValueOf(r).Elem().Field(i)
 	if f.Kind() == reflect.Pointer {
 		if f.IsNil() {
@@ -112,7 +112,7 @@ func kindOf(i int) fieldKind {
 
 // cond is one comparison of a --where expression.
 type cond struct {
-	field int
+	Field int
 	op    string
 	val   value
 }
@@ -182,15 +182,15 @@ func (p *filterParser) cond() (cond, error) {
 	if name == "" {
 		return c, fmt.Errorf("at byte %d: want a field name, got %q", p.i, rest(p.s[p.i:]))
 	}
-	idx, ok := fieldIndex[name]
+	idx, ok := FieldIndex[name]
 	bare := false // a duration field named without _ns
 	if !ok {
-		if idx, ok = fieldIndex[name+"_ns"]; !ok || kindOf(idx) != kindDuration {
+		if idx, ok = FieldIndex[name+"_ns"]; !ok || kindOf(idx) != kindDuration {
 			return c, fmt.Errorf("unknown field %q", name)
 		}
 		bare = true
 	}
-	c.field = idx
+	c.Field = idx
 	p.space()
 	for _, op := range ops {
 		if strings.HasPrefix(p.s[p.i:], op) {
@@ -305,7 +305,7 @@ func parseValue(k fieldKind, raw string, quoted, bare bool) (value, error) {
 // Match reports whether r satisfies every comparison.
 func (f Filter) Match(r *record.Record) bool {
 	for _, c := range f {
-		if !c.match(fieldValue(r, c.field)) {
+		if !c.match(FieldValue(r, c.Field)) {
 			return false
 		}
 	}

@@ -266,10 +266,36 @@ func (c Criteria) Judge(kind Kind, objectives []string, rs []Result) Capacity {
 	return out
 }
 
+// NoneSteady reports whether stages were run and none of them was steady:
+// the capacity then measures nothing.
+func (c Capacity) NoneSteady() bool {
+	if c.Kind == Active {
+		return false // an active sweep is judged by cache retention
+	}
+	for _, j := range c.Stages {
+		if j.Steady {
+			return false
+		}
+	}
+	return len(c.Stages) > 0
+}
+
+// Err is the sweep's failure to find a capacity: no stage was steady
+// (issue 23: it reported "capacity 0 rate" and mtrun exited 0).
+func (c Capacity) Err() error {
+	if c.NoneSteady() {
+		return fmt.Errorf("sweep: none of the %d stages was steady (their two halves' request rates differed by more than %.0f%%): no capacity was measured; lengthen the stages (--stage-duration) or start lower", len(c.Stages), 100*c.Unsteady)
+	}
+	return nil
+}
+
 // Line is the one-line summary of the capacity.
 func (c Capacity) Line() string {
 	if c.Kind == Active {
 		return c.activeLine()
+	}
+	if c.NoneSteady() {
+		return fmt.Sprintf("no capacity: none of the %d stages was steady; lengthen the stages (--stage-duration) or start lower", len(c.Stages))
 	}
 	s := fmt.Sprintf("capacity %s %s", strconv.FormatFloat(c.Capacity, 'g', 4, 64), c.Kind)
 	if c.Failed != nil {

@@ -251,3 +251,22 @@ func TestCapacityJSONPlain(t *testing.T) {
 		t.Errorf("not indented JSON ending in a newline:\n%s", out)
 	}
 }
+
+// TestNoSteadyStage: a sweep none of whose stages was steady has no
+// capacity, says what to change, and is an error (issue 23: "capacity 0
+// rate", exit 0).
+func TestNoSteadyStage(t *testing.T) {
+	t.Parallel()
+	c := Capacity{Kind: Rate, Unsteady: 0.2, Objectives: []string{"ttft_p95<=2s"},
+		Stages: []Judged{{Stage: 1, Kind: Rate, Level: 1}, {Stage: 2, Kind: Rate, Level: 2}}}
+	if line := c.Line(); !strings.Contains(line, "none of the 2 stages was steady") || !strings.Contains(line, "--stage-duration") || strings.Contains(line, "capacity 0") {
+		t.Errorf("Line() = %q", line)
+	}
+	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "--stage-duration") {
+		t.Errorf("Err() = %v", err)
+	}
+	c.Stages[1].Steady = true
+	if err := c.Err(); err != nil || strings.Contains(c.Line(), "steady") {
+		t.Errorf("one steady stage: Err() = %v, Line() = %q", err, c.Line())
+	}
+}

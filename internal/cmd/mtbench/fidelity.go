@@ -61,39 +61,73 @@ func (b *bench) fidelity(ctx context.Context, dir string) error {
 			ttftT, itlT = nil, nil
 		}
 		for i := range b.runs {
-			h.tap.take()
-			// A short random think time spreads the streams over the
-			// decode interval (a batched engine would send them all at
-			// once: that burst is not what this figure is about); the
-			// first turn of every stream, which all start together, is
-			// warm-up and not counted.
-			args := []string{"--clients", fmt.Sprint(streams), "--session-id-header", "--duration", dur.String(),
-				"--think-time", "uniform:0ms:" + fidDecode.String(), "--warmup-turns", fmt.Sprint(streams), "--tokenizer", "none"}
-			recs := filepath.Join(dir, fmt.Sprintf("c%d.records.jsonl", streams))
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			_, rs, err := b.mtrunRun(ctx, h.URL, path, recs, args, runOpts{})
-			runtime.ReadMemStats(&after)
-			if err != nil {
-				return err
+			vs := []variant{{}}
+			if streams == 1000 {
+				vs = b.variants(i)
 			}
-			m := matchStamps(rs, h.tap.take())
-			if m.unmatched > 0 || m.requests == 0 {
-				return fmt.Errorf("%d streams: %d of %d measured requests could not be matched with the server's stamps", streams, m.unmatched, m.requests+m.unmatched)
+			for _, v := range vs {
+				// A short random think time spreads the streams over the
+				// decode interval (a batched engine would send them all at
+				// once: that burst is not what this figure is about); the
+				// first turn of every stream, which all start together, is
+				// warm-up and not counted.
+				args := []string{"--clients", fmt.Sprint(streams), "--session-id-header", "--duration", dur.String(),
+					"--think-time", "uniform:0ms:" + fidDecode.String(), "--warmup-turns", fmt.Sprint(streams), "--tokenizer", "none"}
+				m, err := b.fidelityRun(ctx, h, dir, fmt.Sprintf("c%d", streams), path, args, v, fidTTFT, fidDecode)
+				if err != nil {
+					return err
+				}
+				b.logf("run %d%s, %d streams: %s", i+1, v.label, streams, m.summary)
+				name := fmt.Sprintf("%d stream(s)", streams) + v.label
+				b.figs.add(sec, "TTFT |error| p50, "+name, "ms", nil, q(m.ttft, .5))
+				b.figs.add(sec, "TTFT |error| p99, "+name, "ms", v.tgt(ttftT), q(m.ttft, .99))
+				b.figs.add(sec, "TTFT |error| max, "+name, "ms", nil, q(m.ttft, 1))
+				b.figs.add(sec, "ITL |error| p50, "+name, "ms", nil, q(m.itl, .5))
+				b.figs.add(sec, "ITL |error| p99, "+name, "ms", v.tgt(itlT), q(m.itl, .99))
+				b.figs.add(sec, "ITL |error| max, "+name, "ms", nil, q(m.itl, 1))
+				if streams == 1000 {
+					// The split of the error (issue 26).
+					b.figs.add(sec, "1,000 streams: server send lateness p99 (its stamp − its schedule)"+v.label, "ms", nil, q(m.sched, .99))
+					b.figs.add(sec, "1,000 streams: request transit p99 (mtrun's start → server handler)"+v.label, "ms", nil, q(m.transit, .99))
+					b.figs.add(sec, "1,000 streams: first chunk held by the server p99 (stamp → flush returned)"+v.label, "ms", nil, q(m.srv0, .99))
+					b.figs.add(sec, "1,000 streams: client's share of TTFT error p99 (flush returned → mtrun's receive stamp, first chunk)"+v.label, "ms", v.tgt(atMost(2)), q(m.cli0, .99))
+					b.figs.add(sec, "1,000 streams: client's share, every chunk, p99"+v.label, "ms", nil, q(m.cli, .99))
+					b.figs.add(sec, "1,000 streams: load average (1 min)"+v.label, "", nil, m.load)
+				}
 			}
-			b.logf("run %d, %d streams: %d requests, %d gaps; TTFT error p50 %.3f p99 %.3f max %.3f ms; ITL error p50 %.3f p99 %.3f max %.3f ms",
-				i+1, streams, m.requests, len(m.itl), q(m.ttft, .5), q(m.ttft, .99), q(m.ttft, 1), q(m.itl, .5), q(m.itl, .99), q(m.itl, 1))
-			b.logf("  where (p50/p99/max ms): request transit %s; chunk held by the server %s, by the client %s; chunks held over 1 ms: %d by the server, %d by the client; the simulator's process (mtbench) collected garbage %d times, paused %.3f ms",
-				spread(m.transit), spread(m.srv), spread(m.cli), m.lateSrv, m.lateCli, after.NumGC-before.NumGC, float64(after.PauseTotalNs-before.PauseTotalNs)/1e6)
-			name := fmt.Sprintf("%d stream(s)", streams)
-			b.figs.add(sec, "TTFT |error| p50, "+name, "ms", nil, q(m.ttft, .5))
-			b.figs.add(sec, "TTFT |error| p99, "+name, "ms", ttftT, q(m.ttft, .99))
-			b.figs.add(sec, "TTFT |error| max, "+name, "ms", nil, q(m.ttft, 1))
-			b.figs.add(sec, "ITL |error| p50, "+name, "ms", nil, q(m.itl, .5))
-			b.figs.add(sec, "ITL |error| p99, "+name, "ms", itlT, q(m.itl, .99))
-			b.figs.add(sec, "ITL |error| max, "+name, "ms", nil, q(m.itl, 1))
 		}
 	}
+	// The send leg at 32 clients × 64 active conversations against a
+	// server of TTFT 50 ms and ITL 10 ms, as issue 26 measured it beside
+	// vLLM's multi-turn script.
+	{
+		path := filepath.Join(dir, "c32x64.jsonl")
+		if err := writeConvs(path, convSpec{n: 64, turns: 20, userWords: 8, output: fidTokens, seed: 3264}); err != nil {
+			return err
+		}
+		sh, err := startSim(sim.Config{TTFTBase: sendLegTTFT, DecodePerToken: sendLegDecode}, true)
+		if err != nil {
+			return err
+		}
+		defer sh.close()
+		for i := range b.runs {
+			for _, v := range b.variants(i) {
+				args := []string{"--clients", "32", "--active", "64", "--session-id-header", "--duration", pick(b, 3*time.Second, 6*time.Second).String(),
+					"--think-time", "uniform:0ms:" + sendLegDecode.String(), "--warmup-turns", "64", "--tokenizer", "none"}
+				m, err := b.fidelityRun(ctx, sh, dir, "c32x64", path, args, v, sendLegTTFT, sendLegDecode)
+				if err != nil {
+					return err
+				}
+				b.logf("run %d%s, 32 clients x 64 active: %s", i+1, v.label, m.summary)
+				b.figs.add(sec, "32 × 64: send leg p50 (mtrun's start → server handler)"+v.label, "ms", nil, q(m.transit, .5))
+				b.figs.add(sec, "32 × 64: send leg p99"+v.label, "ms", v.tgt(atMost(1)), q(m.transit, .99))
+				b.figs.add(sec, "32 × 64: TTFT |error| p99"+v.label, "ms", nil, q(m.ttft, .99))
+				b.figs.add(sec, "32 × 64: load average (1 min)"+v.label, "", nil, m.load)
+			}
+		}
+	}
+	b.figs.note(sec, "1,000 streams: client's share of TTFT error p99 (flush returned → mtrun's receive stamp, first chunk)", "a request's TTFT error is exactly its transit (mtrun's start stamp → the simulator's handler: mtrun's write, the kernel, the server's scheduling) + the first chunk held by the server (its stamp → its flush returned) + the client's share (flush returned → mtrun's receive stamp: loopback delivers within the write, so this is mtrun's wake-up and stamp); the server's send lateness is its own stamp against its schedule (receipt + TTFT for the first token chunk, the first's stamp + n × decode for the n-th after it), which the truth already includes")
+	b.figs.note(sec, "32 × 64: send leg p99", fmt.Sprintf("mtrun --clients 32 --active 64 against a simulator with TTFT %v and a token every %v, %d tokens, think time uniform 0-%v; send leg = the simulator's handler start − mtrun's request start stamp", sendLegTTFT, sendLegDecode, fidTokens, sendLegDecode))
 	b.figs.note(sec, "TTFT |error| p99, 1 stream(s)", fmt.Sprintf("simulator: TTFT %v, a token every %v, %d tokens; truth = the simulator's receive and send stamps; TTFT error includes the request's and the first chunk's loopback transit", fidTTFT, fidDecode, fidTokens))
 	return nil
 }
@@ -113,11 +147,20 @@ type matched struct {
 	transit, srv, cli []float64
 	// lateSrv and lateCli count chunks whose srv or cli part is over 1 ms.
 	lateSrv, lateCli int
+	// The TTFT error of a request is exactly transit + srv0 + cli0: the
+	// request's transit, then the first chunk held by the server (stamp →
+	// flush returned) and by the kernel and the client (flush returned →
+	// mtrun's receive stamp), in milliseconds (sorted).
+	srv0, cli0 []float64
+	// sched is the server's own send lateness against its schedule: the
+	// first token chunk's stamp − (receipt + TTFT), a later one's −
+	// (the first's stamp + its index × the decode time).
+	sched []float64
 }
 
 // attribute adds the transit and the per-chunk delay split of one matched
 // request to m; without a flush time for every chunk it adds nothing.
-func (m *matched) attribute(r *record.Record, s *served) {
+func (m *matched) attribute(r *record.Record, s *served, ttft, decode time.Duration) {
 	if len(s.flushed) != len(s.stamps) {
 		return
 	}
@@ -127,10 +170,22 @@ func (m *matched) attribute(r *record.Record, s *served) {
 		if j > 0 {
 			read += r.ITLNs[j-1]
 		}
+		// The simulator counts decode times from when the first token
+		// went out (internal/sim: a late first token does not make the
+		// next ones burst).
+		due := s.recv + int64(ttft)
+		if j > 0 {
+			due = s.stamps[0] + int64(j)*int64(decode)
+		}
+		m.sched = append(m.sched, float64(stamp-due)/1e6)
 		held := min(read, s.flushed[j]) - stamp
 		srv, cli := float64(held)/1e6, float64(read-stamp-held)/1e6
 		m.srv = append(m.srv, srv)
 		m.cli = append(m.cli, cli)
+		if j == 0 {
+			m.srv0 = append(m.srv0, srv)
+			m.cli0 = append(m.cli0, cli)
+		}
 		if srv > 1 {
 			m.lateSrv++
 		}
@@ -143,7 +198,7 @@ func (m *matched) attribute(r *record.Record, s *served) {
 // matchStamps pairs each measured record with the server's view of the
 // same request: the n-th request of a session id is the n-th attempt of
 // that conversation in start order.
-func matchStamps(recs []*record.Record, srv map[string][]*served) matched {
+func matchStamps(recs []*record.Record, srv map[string][]*served, ttft, decode time.Duration) matched {
 	var m matched
 	byConv := map[string][]*record.Record{}
 	for _, r := range recs {
@@ -164,7 +219,7 @@ func matchStamps(recs []*record.Record, srv map[string][]*served) matched {
 			}
 			m.requests++
 			s := ss[k]
-			m.attribute(r, s)
+			m.attribute(r, s, ttft, decode)
 			trueTTFT := s.stamps[0] - s.recv
 			m.ttft = append(m.ttft, math.Abs(float64(*r.TTFTNs-trueTTFT))/1e6)
 			for j, gap := range r.ITLNs {
@@ -173,7 +228,7 @@ func matchStamps(recs []*record.Record, srv map[string][]*served) matched {
 			}
 		}
 	}
-	for _, v := range [][]float64{m.ttft, m.itl, m.transit, m.srv, m.cli} {
+	for _, v := range [][]float64{m.ttft, m.itl, m.transit, m.srv, m.cli, m.srv0, m.cli0, m.sched} {
 		slices.Sort(v)
 	}
 	return m
@@ -188,4 +243,42 @@ func spread(sorted []float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.3f/%.3f/%.3f", q(sorted, .5), q(sorted, .99), q(sorted, 1))
+}
+
+// The send-leg case's simulator (issue 26: the Go ground-truth server
+// beside vLLM's multi-turn script).
+const (
+	sendLegTTFT   = 50 * time.Millisecond
+	sendLegDecode = 10 * time.Millisecond
+)
+
+// fidelityResult is one fidelity run's matched errors, the load average
+// at its start and a log line.
+type fidelityResult struct {
+	matched
+	load    float64
+	summary string
+}
+
+// fidelityRun runs the mtrun of v once against h (whose tap it empties
+// first) and matches its records with the server's stamps.
+func (b *bench) fidelityRun(ctx context.Context, h *simHost, dir, name, convs string, args []string, v variant, ttft, decode time.Duration) (*fidelityResult, error) {
+	h.tap.take()
+	load := loadAverage()
+	recs := filepath.Join(dir, name+".records.jsonl")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, rs, err := b.mtrunWith(ctx, v, h.URL, convs, recs, args, runOpts{})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		return nil, err
+	}
+	m := matchStamps(rs, h.tap.take(), ttft, decode)
+	if m.unmatched > 0 || m.requests == 0 {
+		return nil, fmt.Errorf("%s%s: %d of %d measured requests could not be matched with the server's stamps", name, v.label, m.unmatched, m.requests+m.unmatched)
+	}
+	sum := fmt.Sprintf("%d requests, %d gaps; TTFT error p50 %.3f p99 %.3f max %.3f ms; ITL error p50 %.3f p99 %.3f max %.3f ms; load %.2f\n", m.requests, len(m.itl), q(m.ttft, .5), q(m.ttft, .99), q(m.ttft, 1), q(m.itl, .5), q(m.itl, .99), q(m.itl, 1), load)
+	sum += fmt.Sprintf("mtbench:     where (p50/p99/max ms): server send lateness %s; request transit %s; first chunk held by the server %s, by the client %s; every chunk held by the server %s, by the client %s; chunks held over 1 ms: %d by the server, %d by the client; the simulator's process (mtbench) collected garbage %d times, paused %.3f ms",
+		spread(m.sched), spread(m.transit), spread(m.srv0), spread(m.cli0), spread(m.srv), spread(m.cli), m.lateSrv, m.lateCli, after.NumGC-before.NumGC, float64(after.PauseTotalNs-before.PauseTotalNs)/1e6)
+	return &fidelityResult{matched: m, load: load, summary: sum}, nil
 }

@@ -51,7 +51,7 @@ func TestMatchStampsAttribution(t *testing.T) {
 					sv.flushed = append(sv.flushed, stamps[j]+f)
 				}
 			}
-			m := matchStamps([]*record.Record{rec}, map[string][]*served{"a": {sv}})
+			m := matchStamps([]*record.Record{rec}, map[string][]*served{"a": {sv}}, fidTTFT, fidDecode)
 			if m.requests != 1 {
 				t.Fatalf("requests %d, want 1", m.requests)
 			}

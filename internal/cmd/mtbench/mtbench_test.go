@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/mtkit/mtkit/internal/duckdbtest"
+	"github.com/mtkit/mtkit/internal/mtstats"
 	"github.com/mtkit/mtkit/internal/record"
-	"github.com/mtkit/mtkit/internal/stats"
 )
 
 func TestTokenStamp(t *testing.T) {
@@ -139,7 +139,7 @@ func TestMatchStamps(t *testing.T) {
 		"a": {{recv: 0, stamps: []int64{0, 1, 2}}, {recv: 1000, stamps: []int64{20_001_000, 30_001_000, 40_001_000}}},
 		"b": {{recv: 0, stamps: []int64{1, 2, 3}}},
 	}
-	m := matchStamps(recs, srv)
+	m := matchStamps(recs, srv, fidTTFT, fidDecode)
 	if m.requests != 1 || m.unmatched != 1 {
 		t.Fatalf("requests %d unmatched %d, want 1 and 1", m.requests, m.unmatched)
 	}
@@ -371,7 +371,7 @@ func TestPatchVLLM(t *testing.T) {
 }
 
 // TestSQLAgreesWithStats runs the benchmark's SQL in DuckDB and mtstats'
-// own code (internal/stats) on the same generated files: the check the
+// own code (internal/mtstats) on the same generated files: the check the
 // benchmark makes on every run, here on a small file.
 func TestSQLAgreesWithStats(t *testing.T) {
 	t.Parallel()
@@ -389,7 +389,7 @@ func TestSQLAgreesWithStats(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out, errs bytes.Buffer
-			o := stats.Options{Inputs: []string{q.input}, Out: &out, Err: &errs, Format: "json", NoMetrics: true}
+			o := mtstats.Options{Inputs: []string{q.input}, Out: &out, Err: &errs, Format: "json", NoMetrics: true}
 			for i := 0; i+1 < len(q.args); i += 2 {
 				switch q.args[i] {
 				case "--by":
@@ -397,10 +397,10 @@ func TestSQLAgreesWithStats(t *testing.T) {
 				case "--only":
 					o.Only = q.args[i+1]
 				default:
-					t.Fatalf("option %s: not passed to stats.Options", q.args[i])
+					t.Fatalf("option %s: not passed to mtstats.Options", q.args[i])
 				}
 			}
-			if err := stats.Run(context.Background(), o); err != nil {
+			if err := mtstats.Run(context.Background(), o); err != nil {
 				t.Fatalf("stats: %v: %s", err, errs.String())
 			}
 			mt, err := q.mt(out.Bytes())

@@ -1,0 +1,211 @@
+package judge
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/stats"
+	"github.com/mtkit/mtkit/internal/sweep"
+)
+
+// StageRow is one load stage of a staged run or sweep (records' stage
+// field), measured over its records after warmup, with the sweep
+// package's verdicts.
+type StageRow struct {
+	Stage int `json:"stage"`
+	// Load is the stage's level as its records' stage_load carries it,
+	// KIND=LEVEL (e.g. clients=8); "" for records written without it.
+	Load     string         `json:"load,omitempty"`
+	Requests int            `json:"requests"`
+	Failed   int            `json:"failed"`
+	Errors   map[string]int `json:"errors"`
+	// RuntimeSec is from the first start to the last end of the stage's
+	// requests; Throughput is successful requests a second over it, and
+	// FirstHalf and SecondHalf the same over its two halves (by each
+	// request's midpoint).
+	RuntimeSec   stats.Num `json:"runtime_sec"`
+	Throughput   stats.Num `json:"throughput"`
+	FirstHalf    stats.Num `json:"throughput_first_half"`
+	SecondHalf   stats.Num `json:"throughput_second_half"`
+	TTFTP50      stats.Num `json:"ttft_p50_ms"`
+	TTFTP95      stats.Num `json:"ttft_p95_ms"`
+	TTFTP99      stats.Num `json:"ttft_p99_ms"`
+	ITLP50       stats.Num `json:"itl_p50_ms"`
+	ITLP99       stats.Num `json:"itl_p99_ms"`
+	LatencyP50   stats.Num `json:"latency_p50_ms"`
+	LatencyP99   stats.Num `json:"latency_p99_ms"`
+	LatenessP99  stats.Num `json:"lateness_p99_ms"`
+	CacheHitRate stats.Num `json:"cache_hit_rate"`
+	// Steady: the halves' throughputs agree (sweep.Criteria.Steady);
+	// ClientLimited: the client sent late (lateness p99 above 100 ms), so
+	// the stage says nothing about the server.
+	Steady        bool `json:"steady"`
+	ClientLimited bool `json:"client_limited"`
+	// MeetsSLO is set with objectives: every one held over the stage.
+	MeetsSLO   *bool             `json:"meets_slo,omitempty"`
+	Objectives []ObjectiveResult `json:"objectives,omitempty"`
+	// Turns is the stage by turn, for the HTML report.
+	Turns []*stats.Group `json:"-"`
+}
+
+// Result is the row as the sweep package judges it, at level of kind.
+func (r *StageRow) Result(st sweep.Stage) sweep.Result {
+	res := sweep.Result{Stage: st, Throughput: nz(r.Throughput), FirstHalf: nz(r.FirstHalf), SecondHalf: nz(r.SecondHalf),
+		LatenessP99: msDuration(r.LatenessP99), MeetsSLO: r.MeetsSLO == nil || *r.MeetsSLO}
+	if r.Requests > 0 {
+		res.Failed = float64(r.Failed) / float64(r.Requests)
+	}
+	return res
+}
+
+// Stages accumulates the measured records of each stage (warmup records
+// are left out). It is what mtstats reports per stage and what mtrun
+// judges a sweep's stages with.
+type Stages struct {
+	objs   []Objective
+	slo    *Checker
+	stages map[int]*stageAcc
+}
+
+type stageAcc struct {
+	load  string
+	all   *stats.Acc
+	turns map[int]*stats.Acc
+}
+
+// NewStages returns an empty accumulator judging objs.
+func NewStages(objs []Objective) *Stages {
+	s := &Stages{objs: objs, stages: map[int]*stageAcc{}}
+	if len(objs) > 0 {
+		s.slo = &Checker{Objs: objs}
+	}
+	return s
+}
+
+// Add accounts one record.
+func (s *Stages) Add(r *record.Record) {
+	if !r.Measured() {
+		return
+	}
+	a := s.stages[r.Stage]
+	if a == nil {
+		a = &stageAcc{all: stats.NewAcc(true), turns: map[int]*stats.Acc{}}
+		s.stages[r.Stage] = a
+	}
+	if a.load == "" {
+		a.load = r.StageLoad
+	}
+	good := r.OK()
+	if s.slo != nil && !r.Retried {
+		good = s.slo.Good(r)
+	}
+	a.all.Add(r, good)
+	t := a.turns[r.Turn]
+	if t == nil {
+		t = stats.NewAcc(false)
+		a.turns[r.Turn] = t
+	}
+	t.Add(r, good)
+}
+
+// Objectives are the objectives s judges with.
+func (s *Stages) Objectives() []Objective { return s.objs }
+
+// Len is the number of stages seen.
+func (s *Stages) Len() int { return len(s.stages) }
+
+// Rows returns the stages in order of their numbers. It sorts samples in
+// place.
+func (s *Stages) Rows() []StageRow {
+	keys := make([]int, 0, len(s.stages))
+	for k := range s.stages {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	crit := sweep.Criteria{}
+	out := make([]StageRow, 0, len(keys))
+	for _, k := range keys {
+		a := s.stages[k]
+		g := a.all.Group(strconv.Itoa(k))
+		row := StageRow{Stage: k, Load: a.load, Requests: g.Requests, Failed: g.Failed, Errors: g.Errors, RuntimeSec: g.RuntimeSec,
+			CacheHitRate: g.CacheHitRate, Turns: stats.TurnGroups(a.turns)}
+		row.Throughput, row.FirstHalf, row.SecondHalf = stats.Throughputs(a.all)
+		q := func(m stats.Metric, p float64) stats.Num {
+			d, ok := g.Metrics.Get(stats.MetricNames[m])
+			if !ok || d.Count == 0 {
+				return stats.Num(math.NaN())
+			}
+			return stats.Num(d.Quantile(p))
+		}
+		row.TTFTP50, row.TTFTP95, row.TTFTP99 = q(stats.TTFT, 0.5), q(stats.TTFT, 0.95), q(stats.TTFT, 0.99)
+		row.ITLP50, row.ITLP99 = q(stats.ITL, 0.5), q(stats.ITL, 0.99)
+		row.LatencyP50, row.LatencyP99 = q(stats.Latency, 0.5), q(stats.Latency, 0.99)
+		row.LatenessP99 = q(stats.Lateness, 0.99)
+		if len(s.objs) > 0 {
+			met := true
+			for _, o := range s.objs {
+				res := Evaluate(o, a.all, a.turns)
+				met = met && res.Met
+				row.Objectives = append(row.Objectives, res)
+			}
+			row.MeetsSLO = &met
+		}
+		// The kind matters: a users stage is not judged client-limited.
+		st := sweep.Stage{}
+		if k, level, err := sweep.ParseLoad(row.Load); err == nil {
+			st = sweep.Stage{Kind: k, Level: level}
+		}
+		res := row.Result(st)
+		row.Steady, row.ClientLimited = crit.Steady(res), crit.ClientLimited(res)
+		out = append(out, row)
+	}
+	return out
+}
+
+// JudgeLoads judges the stages as a sweep's, at their loads: nil unless
+// every stage has one, all of one kind.
+func JudgeLoads(rows []StageRow, objs []Objective, crit sweep.Criteria) *sweep.Capacity {
+	var (
+		kind sweep.Kind
+		rs   []sweep.Result
+	)
+	for _, row := range rows {
+		k, level, err := sweep.ParseLoad(row.Load)
+		if err != nil || kind != "" && k != kind {
+			return nil
+		}
+		kind = k
+		rs = append(rs, row.Result(sweep.Stage{Kind: k, Level: level}))
+	}
+	if len(rs) < 2 {
+		return nil
+	}
+	c := crit.Judge(kind, ObjectiveTexts(objs), rs)
+	return &c
+}
+
+// StagedRun is one --compare input's stages, and their capacity judged
+// from their loads.
+type StagedRun struct {
+	Label    string          `json:"label"`
+	Stages   []StageRow      `json:"stages"`
+	Capacity *sweep.Capacity `json:"capacity,omitempty"`
+}
+
+func nz(x stats.Num) float64 {
+	if math.IsNaN(float64(x)) {
+		return 0
+	}
+	return float64(x)
+}
+
+// msDuration converts milliseconds to a duration (NaN: 0).
+func msDuration(x stats.Num) time.Duration {
+	if math.IsNaN(float64(x)) {
+		return 0
+	}
+	return time.Duration(float64(x) * 1e6)
+}

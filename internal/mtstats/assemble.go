@@ -1,0 +1,107 @@
+package mtstats
+
+import (
+	"math"
+
+	"github.com/mtkit/mtkit/internal/judge"
+	"github.com/mtkit/mtkit/internal/report"
+	"github.com/mtkit/mtkit/internal/stats"
+	"github.com/mtkit/mtkit/internal/sweep"
+)
+
+// Report builds the report of what was read so far. It sorts samples in
+// place, so the caller must hold c.mu.
+func (c *collector) report(objs []judge.Objective, compare bool) *report.Report {
+	rep := &report.Report{Schema: report.SchemaVersion, Inputs: c.in, By: c.opts.By}
+	if c.opts.By != "" {
+		rep.ByDetail = report.ByFull
+		if c.liteGroups {
+			rep.ByDetail = report.ByTable
+		}
+	}
+	rep.Inputs.Files = make([]*stats.FileStats, len(c.in.Files))
+	for i, f := range c.in.Files {
+		cp := *f
+		rep.Inputs.Files[i] = &cp
+	}
+	rep.Summary = c.all.Group("")
+	for _, m := range c.opts.only {
+		rep.Only = append(rep.Only, stats.MetricNames[m])
+	}
+	if rep.Only == nil { // --only: the request counts and the metrics only
+		rep.Affinity = c.aff.Report()
+		rep.Segments = c.segs.Report()
+	}
+	rep.Series = c.all.Series()
+	rep.Raw = c.raw
+	if len(rep.Raw) > report.MaxXLSXRows {
+		rep.Raw = rep.Raw[:report.MaxXLSXRows]
+	}
+	keys := make([]string, 0, len(c.groups))
+	for k := range c.groups {
+		keys = append(keys, k)
+	}
+	if c.opts.By == "file" || compare {
+		keys = keys[:0]
+		for _, f := range c.in.Files {
+			if c.groups[f.Label] != nil {
+				keys = append(keys, f.Label)
+			}
+		}
+	} else {
+		stats.SortKeys(keys)
+	}
+	for _, k := range keys {
+		rep.Groups = append(rep.Groups, c.groups[k].Group(k))
+	}
+	if c.groupTurns != nil {
+		rep.GroupTurns, rep.GroupSeries = map[string][]*stats.Group{}, map[string][]stats.Point{}
+		for _, k := range keys {
+			rep.GroupTurns[k] = stats.TurnGroups(c.groupTurns[k])
+			rep.GroupSeries[k] = c.groups[k].Series()
+		}
+	}
+	rep.Turns = stats.TurnGroups(c.turns)
+	if c.slo != nil {
+		rep.SLO = c.sloReport(rep, objs)
+	}
+	if compare {
+		rep.Compare = stats.Compare(rep.Groups, rep.Only)
+	}
+	if c.stagesBy != nil {
+		for _, k := range keys {
+			if s := c.stagesBy[k]; s != nil && s.Len() > 1 {
+				rows := s.Rows()
+				rep.StagedRuns = append(rep.StagedRuns, judge.StagedRun{Label: k, Stages: rows, Capacity: judge.JudgeLoads(rows, s.Objectives(), sweep.Criteria{})})
+			}
+		}
+	} else if c.stages.Len() > 1 {
+		rep.Stages = c.stages.Rows()
+		rep.Capacity = judge.JudgeLoads(rep.Stages, c.stages.Objectives(), sweep.Criteria{})
+	}
+	if c.capacity != nil {
+		rep.Capacity = c.capacity.Judge(c.stages, c.stages.Objectives())
+	}
+	return rep
+}
+
+func (c *collector) sloReport(rep *report.Report, objs []judge.Objective) *judge.SLOReport {
+	s := &judge.SLOReport{Met: true}
+	s.Requests, s.GoodRequests, s.Conversations, s.GoodConversations = c.all.SLOCounts()
+	s.GoodRequestShare = stats.Ratio(float64(s.GoodRequests), float64(s.Requests))
+	s.Goodput = stats.Num(math.NaN())
+	if rt := float64(rep.Summary.RuntimeSec); rt > 0 {
+		s.Goodput = stats.Num(float64(s.GoodRequests) / rt)
+	}
+	s.GoodConversationShare = stats.Ratio(float64(s.GoodConversations), float64(s.Conversations))
+	rep.Summary.GoodRequests = &s.GoodRequests
+	gp := s.Goodput
+	rep.Summary.Goodput = &gp
+	rep.Summary.Conversations.MetSLO = &s.GoodConversations
+	for _, o := range objs {
+		res := judge.Evaluate(o, c.all, c.turns)
+		s.Met = s.Met && res.Met
+		s.Objectives = append(s.Objectives, res)
+	}
+	return s
+}

@@ -1,0 +1,34 @@
+package mtstats
+
+import (
+	"fmt"
+
+	"github.com/mtkit/mtkit/internal/report"
+	"github.com/mtkit/mtkit/internal/serverstats"
+)
+
+// pairSeries sets o.Metrics to the series file next to the one records
+// input, when there is one and no --metrics was given.
+func (o *Options) pairSeries() {
+	if o.Metrics == "" && !o.NoMetrics && len(o.Inputs) == 1 && !o.Compare {
+		o.Metrics = serverstats.SeriesPath(o.Inputs[0])
+	}
+	if o.NoMetrics {
+		o.Metrics = ""
+	}
+}
+
+// attachServer adds the server report to rep when a series file is known
+// and some measured request has a time.
+func (c *collector) attachServer(rep *report.Report) error {
+	ws, we, timed := c.all.Window()
+	if c.opts.Metrics == "" || !timed {
+		return nil
+	}
+	sr, err := serverstats.Join(c.opts.Metrics, ws, we, rep.Summary.CacheHitRate, rep.Series)
+	if err != nil {
+		return fmt.Errorf("--metrics: %w", err)
+	}
+	rep.Server = sr
+	return nil
+}

@@ -1,0 +1,503 @@
+package report
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mtkit/mtkit/internal/judge"
+	"github.com/mtkit/mtkit/internal/serverstats"
+	"github.com/mtkit/mtkit/internal/stats"
+)
+
+//go:embed htmlassets/uPlot.iife.min.js
+var uplotJS string
+
+//go:embed htmlassets/uPlot.min.css
+var uplotCSS string
+
+// ChartSpec is one chart of the HTML report, drawn by uPlot in the page:
+// every series shares the x values; a null y is a gap.
+type ChartSpec struct {
+	Title   string        `json:"title"`
+	Note    string        `json:"note,omitempty"`
+	XLabel  string        `json:"xlabel"`
+	YLabel  string        `json:"ylabel"`
+	Time    bool          `json:"time,omitempty"`    // x is unix seconds
+	Integer bool          `json:"integer,omitempty"` // x ticks are whole numbers (turns)
+	Percent bool          `json:"percent,omitempty"` // y is a percentage, 0 to 100
+	Points  bool          `json:"points,omitempty"`  // mark every point
+	Scatter bool          `json:"scatter,omitempty"` // points only, no lines
+	X       []float64     `json:"x"`
+	Series  []chartSeries `json:"series"`
+	// Marks are vertical lines at x values, such as a sweep's capacity.
+	Marks []chartMark `json:"marks,omitempty"`
+}
+
+// chartMark is a labelled vertical line of a chart.
+type chartMark struct {
+	X     float64 `json:"x"`
+	Label string  `json:"label"`
+}
+
+type chartSeries struct {
+	Label string     `json:"label"`
+	Y     []*float64 `json:"y"`
+}
+
+// num returns x for a chart, nil (a gap) when it is not a number.
+func num(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// run is the data of one input (or of all inputs) for the charts.
+type run struct {
+	Label  string
+	Sum    *stats.Group
+	turns  []*stats.Group
+	series []stats.Point
+}
+
+// WriteHTML writes a self-contained HTML report: the summary, and charts
+// drawn in the page by the embedded uPlot library (values on hover): the
+// throughput and latencies over time, TTFT, latency and ITL by percentile,
+// TTFT, ITL and cache hit by turn, each with one line per input under
+// --compare; session affinity when records carry a backend. It loads
+// nothing from the network.
+func WriteHTML(w io.Writer, rep *Report) error {
+	runs := []run{{Label: "all", Sum: rep.Summary, turns: rep.Turns, series: rep.Series}}
+	if rep.Compare != nil {
+		runs = runs[:0]
+		for _, g := range rep.Groups {
+			runs = append(runs, run{Label: g.Key, Sum: g, turns: rep.GroupTurns[g.Key], series: rep.GroupSeries[g.Key]})
+		}
+	}
+	staged := rep.StagedRuns
+	if len(rep.Stages) > 0 {
+		staged = []judge.StagedRun{{Stages: rep.Stages, Capacity: rep.Capacity}}
+	}
+	charts := stageCharts(staged)
+	charts = append(charts, overTimeCharts(runs)...)
+	if rep.Compare == nil {
+		charts = append(charts, serverCharts(rep.Server)...)
+	}
+	for _, m := range []struct{ metric, title, ylabel string }{
+		{"ttft_ms", "TTFT by percentile", "TTFT (ms)"},
+		{"latency_ms", "End-to-end latency by percentile", "latency (ms)"},
+		{"itl_ms", "Inter-token latency by percentile", "ITL (ms)"},
+	} {
+		if c, ok := percentileChart(runs, m.metric, m.title, m.ylabel); ok {
+			charts = append(charts, c)
+		}
+	}
+	charts = append(charts, turnCharts(runs)...)
+	data, err := json.Marshal(charts) // escapes <, > and & inside the script
+	if err != nil {
+		return err
+	}
+	var summary strings.Builder
+	if err := Render(&summary, rep, FormatTable); err != nil {
+		return err
+	}
+	return htmlPage.Execute(w, htmlData{rep, runs, summary.String(), template.JS(data), template.JS(uplotJS), template.CSS(uplotCSS)})
+}
+
+// overTimeCharts buckets each run's requests by end time: requests and
+// output tokens per second, and TTFT and latency percentiles per bucket.
+// One run is drawn on the clock (so it lines up with the server's own
+// metrics); several are drawn in seconds since each one's start.
+func overTimeCharts(runs []run) []ChartSpec {
+	var withSeries []run
+	for _, r := range runs {
+		if len(r.series) > 0 {
+			withSeries = append(withSeries, r)
+		}
+	}
+	if len(withSeries) == 0 {
+		return nil
+	}
+	abs := len(withSeries) == 1
+	// One bucket width for all runs: about 40 buckets over the longest.
+	longest := 0.0
+	for _, r := range withSeries {
+		t0, t1 := pointSpan(r.series)
+		longest = max(longest, t1-t0)
+	}
+	width := niceWidth(longest / 40)
+	rps := ChartSpec{Title: "Requests completed per second", YLabel: "requests/s", Time: abs}
+	tps := ChartSpec{Title: "Output tokens per second", YLabel: "tokens/s", Time: abs}
+	ttftC := ChartSpec{Title: "TTFT over time", Note: "percentiles of the requests ending in each interval", YLabel: "TTFT (ms)", Time: abs}
+	lat := ChartSpec{Title: "End-to-end latency over time", Note: "percentiles of the requests ending in each interval", YLabel: "latency (ms)", Time: abs}
+	xlabel := "time"
+	if !abs {
+		xlabel = "seconds since the run's start"
+	}
+	for _, c := range []*ChartSpec{&rps, &tps, &ttftC, &lat} {
+		c.XLabel = xlabel
+	}
+	n := int(math.Ceil(longest/width)) + 1
+	origin := 0.0
+	if abs {
+		origin, _ = pointSpan(withSeries[0].series)
+		origin = math.Floor(origin/width) * width
+	}
+	for b := range n {
+		x := origin + (float64(b)+0.5)*width
+		rps.X, tps.X, ttftC.X, lat.X = append(rps.X, x), append(tps.X, x), append(ttftC.X, x), append(lat.X, x)
+	}
+	for _, r := range withSeries {
+		t0, _ := pointSpan(r.series)
+		if abs {
+			t0 = origin
+		}
+		count, toks := make([]float64, n), make([]float64, n)
+		lats, ttfts := make([][]float64, n), make([][]float64, n)
+		for _, p := range r.series {
+			b := min(n-1, max(0, int((p.End-t0)/width)))
+			count[b]++
+			toks[b] += p.OutTokens
+			lats[b] = append(lats[b], p.LatMs)
+			if !math.IsNaN(p.TTFTMs) {
+				ttfts[b] = append(ttfts[b], p.TTFTMs)
+			}
+		}
+		name := func(s string) string {
+			if len(withSeries) == 1 {
+				return s
+			}
+			return r.Label + " " + s
+		}
+		rs, ts := chartSeries{Label: name("requests/s")}, chartSeries{Label: name("tokens/s")}
+		t50, t99 := chartSeries{Label: name("TTFT p50")}, chartSeries{Label: name("TTFT p99")}
+		l50, l99 := chartSeries{Label: name("latency p50")}, chartSeries{Label: name("latency p99")}
+		last := int((pointEnd(r.series) - t0) / width)
+		for b := range n {
+			if b > last {
+				rs.Y, ts.Y = append(rs.Y, nil), append(ts.Y, nil)
+			} else {
+				rs.Y, ts.Y = append(rs.Y, num(count[b]/width)), append(ts.Y, num(toks[b]/width))
+			}
+			slices.Sort(ttfts[b])
+			slices.Sort(lats[b])
+			t50.Y, t99.Y = append(t50.Y, quantileOrNil(ttfts[b], 0.5)), append(t99.Y, quantileOrNil(ttfts[b], 0.99))
+			l50.Y, l99.Y = append(l50.Y, quantileOrNil(lats[b], 0.5)), append(l99.Y, quantileOrNil(lats[b], 0.99))
+		}
+		rps.Series, tps.Series = append(rps.Series, rs), append(tps.Series, ts)
+		if len(withSeries) == 1 {
+			ttftC.Series, lat.Series = append(ttftC.Series, t50, t99), append(lat.Series, l50, l99)
+		} else {
+			ttftC.Series, lat.Series = append(ttftC.Series, t50), append(lat.Series, l50)
+		}
+	}
+	return []ChartSpec{rps, tps, ttftC, lat}
+}
+
+// serverCharts draws the server's own metrics over time, one line per
+// replica, on the clock like the client's charts above them: running and
+// waiting requests, KV-cache usage, the prefix-cache hit rate of each
+// scrape interval and the mean TTFT of the requests started in it.
+func serverCharts(srv *serverstats.Server) []ChartSpec {
+	if srv == nil || len(srv.Replicas) == 0 {
+		return nil
+	}
+	start, err := time.Parse(time.RFC3339Nano, srv.WindowStart)
+	if err != nil {
+		return nil
+	}
+	t0 := float64(start.UnixNano()) / 1e9
+	var xs []float64
+	for _, r := range srv.Replicas {
+		for _, p := range r.Timeline {
+			xs = append(xs, t0+p.T)
+		}
+	}
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	at := func(x float64) int { i, _ := slices.BinarySearch(xs, x); return i }
+	note := "scraped from the server's /metrics (mtrun --metrics-url)"
+	queue := ChartSpec{Title: "Server: running and waiting requests", Note: note, XLabel: "time", YLabel: "requests", Time: true, X: xs}
+	kv := ChartSpec{Title: "Server: KV-cache usage", Note: note, XLabel: "time", YLabel: "%", Time: true, Percent: true, X: xs}
+	hit := ChartSpec{Title: "Server: prefix-cache hit rate per interval", Note: "counter deltas between scrapes", XLabel: "time", YLabel: "%", Time: true, Percent: true, X: xs}
+	ttft := ChartSpec{Title: "TTFT of the requests started in each interval", Note: "mean, per replica's scrape interval", XLabel: "time", YLabel: "TTFT (ms)", Time: true, X: xs}
+	for _, r := range srv.Replicas {
+		name := func(s string) string {
+			if len(srv.Replicas) == 1 {
+				return s
+			}
+			return fmt.Sprintf("replica %d %s", r.Replica, s)
+		}
+		run, wait := chartSeries{Label: name("running"), Y: make([]*float64, len(xs))}, chartSeries{Label: name("waiting"), Y: make([]*float64, len(xs))}
+		kvs, hs, ts := chartSeries{Label: name("KV usage"), Y: make([]*float64, len(xs))}, chartSeries{Label: name("hit rate"), Y: make([]*float64, len(xs))}, chartSeries{Label: name("TTFT mean"), Y: make([]*float64, len(xs))}
+		for _, p := range r.Timeline {
+			i := at(t0 + p.T)
+			run.Y[i], wait.Y[i] = num(float64(p.Running)), num(float64(p.Waiting))
+			kvs.Y[i], hs.Y[i], ts.Y[i] = num(float64(p.KVUsage)*100), num(float64(p.HitRate)*100), num(float64(p.TTFTMs))
+		}
+		queue.Series = append(queue.Series, run, wait)
+		kv.Series, hit.Series, ttft.Series = append(kv.Series, kvs), append(hit.Series, hs), append(ttft.Series, ts)
+	}
+	var out []ChartSpec
+	for _, c := range []ChartSpec{queue, kv, hit, ttft} {
+		if hasValues(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// pointSpan returns the first start and the last end of pts.
+func pointSpan(pts []stats.Point) (t0, t1 float64) {
+	t0, t1 = math.Inf(1), math.Inf(-1)
+	for _, p := range pts {
+		t0, t1 = min(t0, p.Start), max(t1, p.End)
+	}
+	return t0, t1
+}
+
+// pointEnd returns the last end of pts.
+func pointEnd(pts []stats.Point) float64 { _, t1 := pointSpan(pts); return t1 }
+
+// niceWidth rounds a bucket width up to 1, 2 or 5 times a power of ten.
+func niceWidth(w float64) float64 {
+	if !(w > 0) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(w)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= w {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+func quantileOrNil(sorted []float64, p float64) *float64 {
+	if len(sorted) == 0 {
+		return nil
+	}
+	return num(stats.Quantile(sorted, p))
+}
+
+// percentiles are the x values of the percentile charts: every half
+// percent, then the tail.
+var percentiles = func() []float64 {
+	var ps []float64
+	for p := 0.0; p < 99; p += 0.5 {
+		ps = append(ps, p)
+	}
+	return append(ps, 99, 99.5, 99.9, 99.99, 100)
+}()
+
+// percentileChart draws a metric's value at each percentile, one line
+// per run: the quantile function, read as "p% of requests took at most y".
+func percentileChart(runs []run, metric, title, ylabel string) (ChartSpec, bool) {
+	c := ChartSpec{Title: title, Note: "p% of the samples are at most the value", XLabel: "percentile", YLabel: ylabel, X: percentiles}
+	for _, r := range runs {
+		d, ok := r.Sum.Metrics.Get(metric)
+		if !ok || d.Count == 0 || !d.HasQuantile() {
+			continue
+		}
+		s := chartSeries{Label: r.Label}
+		for _, p := range percentiles {
+			s.Y = append(s.Y, num(d.Quantile(p/100)))
+		}
+		c.Series = append(c.Series, s)
+	}
+	return c, len(c.Series) > 0
+}
+
+// turnCharts draws TTFT, ITL and the prefix-cache hit rate by turn.
+func turnCharts(runs []run) []ChartSpec {
+	maxTurn := -1
+	for _, r := range runs {
+		for _, g := range r.turns {
+			t, _ := strconv.Atoi(g.Key)
+			maxTurn = max(maxTurn, t)
+		}
+	}
+	if maxTurn < 0 {
+		return nil
+	}
+	x := make([]float64, maxTurn+1)
+	for i := range x {
+		x[i] = float64(i)
+	}
+	ttft := ChartSpec{Title: "TTFT by turn", XLabel: "turn", YLabel: "ms", Integer: true, Points: true, X: x}
+	itl := ChartSpec{Title: "Inter-token latency by turn", XLabel: "turn", YLabel: "ms", Integer: true, Points: true, X: x}
+	hit := ChartSpec{Title: "Prefix-cache hit by turn", Note: "server cached_tokens / prompt_tokens", XLabel: "turn", YLabel: "%", Integer: true, Percent: true, Points: true, X: x}
+	for _, r := range runs {
+		byTurn := make([]*stats.Group, maxTurn+1)
+		for _, g := range r.turns {
+			t, _ := strconv.Atoi(g.Key)
+			byTurn[t] = g
+		}
+		get := func(metric string, q func(stats.Description) float64) []*float64 {
+			ys := make([]*float64, len(byTurn))
+			for t, g := range byTurn {
+				if g == nil {
+					continue
+				}
+				if d, ok := g.Metrics.Get(metric); ok && d.Count > 0 {
+					ys[t] = num(q(d))
+				}
+			}
+			return ys
+		}
+		prefix := ""
+		if len(runs) > 1 {
+			prefix = r.Label + " "
+		}
+		p50 := func(d stats.Description) float64 { return d.P50 }
+		p99 := func(d stats.Description) float64 { return d.P99 }
+		ttft.Series = append(ttft.Series, chartSeries{prefix + "p50", get("ttft_ms", p50)})
+		itl.Series = append(itl.Series, chartSeries{prefix + "p50", get("itl_ms", p50)})
+		if len(runs) == 1 {
+			ttft.Series = append(ttft.Series, chartSeries{"p90", get("ttft_ms", func(d stats.Description) float64 { return d.P90 })}, chartSeries{"p99", get("ttft_ms", p99)})
+			itl.Series = append(itl.Series, chartSeries{"p99", get("itl_ms", p99)})
+		}
+		hs := chartSeries{Label: strings.TrimSpace(prefix + "cache hit")}
+		for _, g := range byTurn {
+			if g == nil {
+				hs.Y = append(hs.Y, nil)
+				continue
+			}
+			hs.Y = append(hs.Y, num(float64(g.CacheHitRate)*100))
+		}
+		hit.Series = append(hit.Series, hs)
+	}
+	out := []ChartSpec{ttft}
+	if hasValues(itl) {
+		out = append(out, itl)
+	}
+	if hasValues(hit) {
+		out = append(out, hit)
+	}
+	return out
+}
+
+func hasValues(c ChartSpec) bool {
+	for _, s := range c.Series {
+		for _, y := range s.Y {
+			if y != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var htmlPage = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>mtstats report</title>
+<style>{{.Style}}</style>
+<style>
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em 2em;color:#1d2433;background:#fff}
+h1{font-size:1.45em;margin-bottom:.2em} h2{font-size:1.1em;margin-top:1.6em;border-bottom:1px solid #e3e6ec;padding-bottom:.2em}
+.sub{color:#5b6475;margin-top:0}
+.cards{display:flex;flex-wrap:wrap;gap:.8em;margin:1em 0}
+.card{border:1px solid #e3e6ec;border-radius:6px;padding:.6em .9em;min-width:9em}
+.card .v{font-size:1.35em;font-weight:600} .card .k{color:#5b6475;font-size:.8em}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(600px,1fr));gap:1.2em}
+.chart{border:1px solid #e3e6ec;border-radius:6px;padding:.6em}
+.chart .note{color:#5b6475;font-size:.8em;margin:0 0 .3em 0}
+table{border-collapse:collapse;font-size:.9em} td,th{border:1px solid #e3e6ec;padding:.3em .6em;text-align:right} th{background:#f5f7fa}
+td:first-child,th:first-child{text-align:left}
+pre{background:#f5f7fa;padding:1em;overflow-x:auto;font-size:12px}
+.u-title{font-size:14px !important}
+</style></head><body>
+<h1>mtstats report</h1>
+<p class="sub">{{.Rep.Inputs.Records}} records from {{len .Rep.Inputs.Files}} input(s){{if .Rep.Partial}} (interrupted: partial input){{else if .Rep.Live}} (live: input still being read){{end}}. Hover a chart to read its values.</p>
+{{range .Runs}}{{with .Sum}}
+<div class="cards">{{if gt (len $.Runs) 1}}<div class="card"><div class="k">input</div><div class="v">{{$.Label .}}</div></div>{{end}}
+<div class="card"><div class="k">requests (failed)</div><div class="v">{{.Requests}} ({{.Failed}})</div></div>
+<div class="card"><div class="k">requests/s</div><div class="v">{{printf "%.2f" .RequestsPerSec}}</div></div>
+<div class="card"><div class="k">output tokens/s</div><div class="v">{{printf "%.1f" .OutputTokensPerSec}}</div></div>
+<div class="card"><div class="k">TTFT p50 / p99 (ms)</div><div class="v">{{$.Quantiles . "ttft_ms"}}</div></div>
+<div class="card"><div class="k">ITL p50 / p99 (ms)</div><div class="v">{{$.Quantiles . "itl_ms"}}</div></div>
+<div class="card"><div class="k">prefix-cache hit</div><div class="v">{{$.Pct .CacheHitRate}}</div></div>
+</div>{{end}}{{end}}
+<h2>Charts</h2>
+<div class="charts" id="charts"></div>
+{{with .Rep.Affinity}}
+<h2>Session affinity</h2>
+<p class="sub">From the records' backend (mtrun --backend-header): a turn moved when it went to another backend than the conversation's request before it.</p>
+<table><tr><th></th><th>requests</th><th>TTFT p50 (ms)</th><th>TTFT p90 (ms)</th><th>prefix-cache hit</th></tr>
+<tr><td>stayed</td><td>{{.Stayed.Requests}}</td><td>{{printf "%.2f" .Stayed.TTFTP50Ms}}</td><td>{{printf "%.2f" .Stayed.TTFTP90Ms}}</td><td>{{$.Pct .Stayed.CacheHitRate}}</td></tr>
+<tr><td>moved</td><td>{{.MovedTurns.Requests}}</td><td>{{printf "%.2f" .MovedTurns.TTFTP50Ms}}</td><td>{{printf "%.2f" .MovedTurns.TTFTP90Ms}}</td><td>{{$.Pct .MovedTurns.CacheHitRate}}</td></tr>
+</table>
+<p>{{.Moved}} of {{.Turns}} turns moved ({{$.Pct .MovedShare}}) across {{.Backends}} backends; {{.Changed}} of {{.Conversations}} conversations changed backend at least once.</p>
+{{end}}
+<h2>Summary</h2>
+<pre>{{.Summary}}</pre>
+<script>{{.Script}}</script>
+<script>
+const CHARTS = {{.Charts}};
+const PALETTE = ["#1f77b4","#ff7f0e","#2ca02c","#d62728","#9467bd","#8c564b","#e377c2","#17becf"];
+const fmt = v => v == null ? "–" : Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3);
+const root = document.getElementById("charts");
+for (const c of CHARTS) {
+  const box = document.createElement("div"); box.className = "chart"; root.appendChild(box);
+  if (c.note) { const n = document.createElement("p"); n.className = "note"; n.textContent = c.note; box.appendChild(n); }
+  const xAxis = {label: c.xlabel, stroke: "#1d2433", grid: {stroke: "#eef0f4"}};
+  if (c.integer) { xAxis.incrs = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]; xAxis.values = (u, vals) => vals.map(v => Number.isInteger(v) ? v : ""); }
+  const yRange = c.percent ? [0, 100] : (u, lo, hi) => [0, hi > 0 ? hi * 1.05 : 1];
+  const opts = {
+    title: c.title, width: 580, height: 300,
+    scales: {x: {time: !!c.time}, y: {range: yRange}},
+    axes: [xAxis, {label: c.ylabel, size: 64, stroke: "#1d2433", grid: {stroke: "#eef0f4"}}],
+    series: [{label: c.xlabel, value: c.time ? "{YYYY}-{MM}-{DD} {HH}:{mm}:{ss}" : (u, v) => fmt(v)}].concat(
+      c.series.map((s, i) => ({label: s.label, stroke: PALETTE[i % PALETTE.length], width: 1.6, spanGaps: true,
+        points: {show: !!c.points, size: c.scatter ? 8 : 5}, paths: c.scatter ? () => null : undefined, value: (u, v) => fmt(v)}))),
+  };
+  if (c.marks) opts.hooks = {draw: [u => {
+    const ctx = u.ctx; ctx.save(); ctx.strokeStyle = "#5b6475"; ctx.fillStyle = "#1d2433"; ctx.setLineDash([5, 4]);
+    ctx.font = (12 * devicePixelRatio) + "px system-ui,sans-serif";
+    c.marks.forEach((m, i) => {
+      const x = u.valToPos(m.x, "x", true);
+      if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+      ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
+      ctx.fillText(m.label, x + 4 * devicePixelRatio, u.bbox.top + (14 + 14 * i) * devicePixelRatio);
+    });
+    ctx.restore();
+  }]};
+  new uPlot(opts, [c.x].concat(c.series.map(s => s.y)), box);
+}
+</script>
+</body></html>
+`))
+
+// htmlData is what the page template reads.
+type htmlData struct {
+	Rep     *Report
+	Runs    []run
+	Summary string
+	Charts  template.JS
+	Script  template.JS
+	Style   template.CSS
+}
+
+// Label is the key of a run's summary group in the cards.
+func (htmlData) Label(g *stats.Group) string { return g.Key }
+
+// Quantiles is "p50 / p99" of a metric, in ms.
+func (htmlData) Quantiles(g *stats.Group, metric string) string {
+	d, ok := g.Metrics.Get(metric)
+	if !ok || d.Count == 0 {
+		return "n/a"
+	}
+	return fmtNum(d.P50) + " / " + fmtNum(d.P99)
+}
+
+// Pct is a share as a percentage.
+func (htmlData) Pct(x stats.Num) string { return fmtPct(x) }
