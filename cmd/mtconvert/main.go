@@ -16,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mtkit/mtkit/internal/cliflag"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/convert"
 	"github.com/mtkit/mtkit/internal/iox"
@@ -51,8 +52,13 @@ func run(ctx context.Context, args []string, s command.Streams) int {
 		if err := options(c, s, &o, &v); err != nil {
 			return err
 		}
-		if format := sessionFormat(c, o); format != "" {
-			return copySessions(c, s, o, format)
+		if format := sessionFormat(v.from, o); format != "" {
+			// The flags that apply to the converted formats only.
+			if name := cliflag.FirstGiven(c, app.Flags, &v.parts, &v.alternation, &v.system, &o.KeepEmpty, &o.MinTurns, &o.MaxTurns,
+				&o.MinContentLen, &o.MaxContentLen, &o.ASCIIOnly, &o.MaxItems, &o.Seed, &o.Strict); name != "" {
+				return command.Usagef("--%s applies to the converted formats (sharegpt, openai, vllm), not to %s input", name, format)
+			}
+			return copySessions(c.Context, s, o, &v, format)
 		}
 		return convertAll(c.Context, s, &o, &v)
 	}

@@ -1,10 +1,9 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
-
-	"github.com/urfave/cli/v2"
 
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/conv"
@@ -21,8 +20,7 @@ var convertedFormats = map[string]bool{"sharegpt": true, "openai": true, "vllm":
 // reads them rather than the converter: --input-format names such a format, or
 // --input-format auto and the first input (a file) is detected as one. "" means
 // the converter reads them.
-func sessionFormat(c *cli.Context, o convert.Options) string {
-	from := c.String("input-format")
+func sessionFormat(from string, o convert.Options) string {
 	if from != "auto" && from != "" {
 		if convertedFormats[from] {
 			return ""
@@ -43,26 +41,17 @@ func sessionFormat(c *cli.Context, o convert.Options) string {
 	return in.Format.Name
 }
 
-// datasetFlags apply to the converted formats only.
-var datasetFlags = []string{"parts", "alternation", "system", "keep-empty", "min-turns", "max-turns",
-	"min-content-len", "max-content-len", "ascii-only", "max-items", "seed", "strict"}
-
 // copySessions writes the sessions of the inputs, read in format by
 // internal/source, as conversation JSONL (trace timestamps in
 // timestamp_ms, the history policy in history).
-func copySessions(c *cli.Context, s command.Streams, o convert.Options, format string) error {
-	for _, name := range datasetFlags {
-		if c.IsSet(name) {
-			return command.Usagef("--%s applies to the converted formats (sharegpt, openai, vllm), not to %s input", name, format)
-		}
-	}
-	out, err := iox.Create(c.String("output"), s.Out)
+func copySessions(ctx context.Context, s command.Streams, o convert.Options, v *flagValues, format string) error {
+	out, err := iox.Create(v.output, s.Out)
 	if err != nil {
 		return err
 	}
-	stop, _, release := command.Interrupts(c.Context, s.Signals)
+	stop, _, release := command.Interrupts(ctx, s.Signals)
 	defer release()
-	tok := c.String("tokenizer")
+	tok := v.tokenizer
 	if tok == "none" {
 		tok = ""
 	}
@@ -72,12 +61,12 @@ func copySessions(c *cli.Context, s command.Streams, o convert.Options, format s
 		err = cerr
 	}
 	if err != nil {
-		if errors.Is(err, stop.Err()) && c.Context.Err() == nil {
+		if errors.Is(err, stop.Err()) && ctx.Err() == nil {
 			return command.Exit(command.ExitInterrupted, errors.New("interrupted; output holds the conversations written so far"))
 		}
 		return err
 	}
-	if !c.Bool("quiet") {
+	if !v.quiet {
 		fmt.Fprintf(s.Err, "inputs         %d (%s)\nconversations  %d written, %d dropped (duplicate_id)\n", st.Inputs, format, st.Written, st.Duplicates)
 	}
 	return nil

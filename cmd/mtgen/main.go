@@ -92,7 +92,7 @@ func run(s command.Streams, args []string) int {
 		if c.NArg() > 0 {
 			return command.Usagef("unexpected argument %q (mtgen reads no files; see mtgen --help)", c.Args().First())
 		}
-		if c.IsSet("seed") {
+		if cliflag.Given(c, app.Flags)(&o.seed) {
 			o.gen.Seed = &o.seed
 		}
 		if o.gen.ThinkTime == "none" {

@@ -10,7 +10,8 @@ import (
 
 // TestFlagTable keeps testdata/flags.tsv, the table of mtrun's flags that
 // cliflag's TestVocabulary compares with the other tools', current, and
-// checks the help conventions of each flag.
+// checks the help conventions of each flag and that each is bound to a
+// field.
 func TestFlagTable(t *testing.T) {
 	t.Parallel()
 	flags := newApp(command.Streams{}, run).Flags
@@ -18,4 +19,7 @@ func TestFlagTable(t *testing.T) {
 		cliflag.CheckHelp(t, f)
 	}
 	clitest.Golden(t, "testdata/flags.tsv", cliflag.Table(flags))
+	if names := cliflag.Unbound(flags); len(names) > 0 {
+		t.Errorf("flags bound to no field of flagValues (they could only be read back by name): %q", names)
+	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,17 +33,11 @@ func mtrun(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) inv
 // name), failing the test on a usage error; nothing runs.
 func parse(t *testing.T, args ...string) *options {
 	t.Helper()
-	var errb clitest.Buffer
-	var got *options
-	s := command.Streams{In: strings.NewReader(""), Out: io.Discard, Err: &errb}
-	app := newApp(s, func(_ context.Context, o *options, _ command.Streams) error {
-		got = o
-		return nil
-	})
-	if code := command.Run(context.Background(), app, append([]string{"mtrun"}, args...)); code != 0 || got == nil {
-		t.Fatalf("mtrun %q: exit %d: %s", args, code, errb.String())
+	o, err := parseOptions(append([]string{"mtrun"}, args...))
+	if err != nil {
+		t.Fatalf("mtrun %q: %v", args, err)
 	}
-	return got
+	return o
 }
 
 // TestGolden checks help and usage-error output: help on stdout, errors

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/iox"
 	"github.com/mtkit/mtkit/internal/metrics"
@@ -29,9 +27,9 @@ type metricsOptions struct {
 	targets []metrics.TargetStats
 }
 
-func metricsFrom(c *cli.Context) (metricsOptions, error) {
-	m := metricsOptions{off: c.Bool("no-metrics"), urls: c.StringSlice("metrics-url"),
-		interval: c.Duration("metrics-interval"), file: c.String("metrics-file")}
+// metricsOptions checks the --metrics-* flags.
+func (v *flagValues) metricsOptions() (metricsOptions, error) {
+	m := metricsOptions{off: v.noMetrics, urls: v.metricsURLs.Value(), interval: v.metricsInterval, file: v.metricsFile}
 	if m.interval <= 0 {
 		return m, command.Usagef("--metrics-interval %s: want a positive duration", m.interval)
 	}

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/iox"
@@ -53,40 +51,33 @@ type options struct {
 	sched   scheduleFlags  // --users, --user-gap, --time-scale
 	metrics metricsOptions // metrics.go
 	scale   scaleOut       // segment.go
-	stage   stageFlags     // --stages, --sweep (stages.go)
+	stage   stageSettings  // --stages, --sweep (stages.go)
 	// replayRun, when set, replaces replay.Run: tests check the sweep
 	// loop's wiring with it, without a server or a clock.
 	replayRun func(stop, abort context.Context, o replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error)
 }
 
-func optionsFrom(c *cli.Context, v *flagValues) (*options, error) {
+// options checks the flags and turns them into the run's settings;
+// positional are the arguments after the options, args the command line
+// (for the manifest, its secrets redacted).
+func (v *flagValues) options(positional, args []string) (*options, error) {
 	o := &options{
-		input:      c.String("input-file"),
-		inputFmt:   c.String("input-format"),
-		tokenizer:  c.String("tokenizer"),
-		records:    c.String("records"),
-		convOut:    c.String("output"),
-		manifest:   c.String("manifest"),
-		sim:        c.Bool("sim"),
-		simSpec:    c.String("sim-config"),
-		warmupStep: c.Bool("warmup-step"),
-		quiet:      c.Bool("quiet"),
-		cpuprofile: c.String("cpuprofile"),
-		termGrace:  v.termGrace,
-		args:       manifest.RedactArgs(os.Args, argRedactions),
+		input: v.input, inputFmt: v.inputFormat, tokenizer: v.tokenizer, records: v.records, convOut: v.output,
+		manifest: v.manifest, sim: v.sim, simSpec: v.simConfig, warmupStep: v.warmupStep, quiet: v.quiet,
+		cpuprofile: v.cpuprofile, termGrace: v.termGrace, args: manifest.RedactArgs(args, argRedactions),
 	}
 	if o.inputFmt == "auto" {
 		o.inputFmt = "" // detect
 	}
-	switch c.NArg() {
+	switch len(positional) {
 	case 0:
 	case 1:
 		if o.input != "" {
 			return nil, command.Usagef("give the input as --input-file or as an argument, not both")
 		}
-		o.input = c.Args().First()
+		o.input = positional[0]
 	default:
-		return nil, command.Usagef("one input expected, got %d arguments: %q", c.NArg(), c.Args().Slice())
+		return nil, command.Usagef("one input expected, got %d arguments: %q", len(positional), positional)
 	}
 	if o.input == "" {
 		o.input = "-"
@@ -97,78 +88,52 @@ func optionsFrom(c *cli.Context, v *flagValues) (*options, error) {
 		}
 	}
 	r := &o.replay
-	r.URL = c.String("url")
-	r.Model = c.String("model")
-	r.APIKey = c.String("api-key")
-	r.API = replay.API(c.String("api"))
-	r.Stream = !c.Bool("no-stream")
-	r.IncludeUsage = !c.Bool("no-usage")
-	r.ContinuousUsage = c.Bool("continuous-usage-stats")
-	r.MaxCompletionTokensField = c.Bool("max-completion-tokens")
-	r.IgnoreEOS = c.Bool("ignore-eos")
-	r.N = c.Int("choices")
-	r.SendConversationID = c.Bool("send-conversation-id") || c.Bool("conversation-id-field")
-	r.SendSessionHeader = c.Bool("send-conversation-id") || c.Bool("session-id-header")
-	for _, h := range c.StringSlice("session-header") {
+	*r = replay.Options{
+		URL: v.url, Model: v.model, APIKey: v.apiKey, API: replay.API(v.api),
+		Stream: !v.noStream, IncludeUsage: !v.noUsage, ContinuousUsage: v.continuousUsage,
+		MaxCompletionTokensField: v.maxCompField, IgnoreEOS: v.ignoreEOS, N: v.choices,
+		SendConversationID: v.sendConvID || v.convIDField, SendSessionHeader: v.sendConvID || v.sessionIDHdr,
+		SessionTokens: v.sessionTokens.Value(), SessionCookies: v.sessionCookies, BackendHeader: v.backendHeader,
+		ToolChoice: toolChoice(v.toolChoice),
+		Clients:    v.clients, Active: v.active, Sampling: replay.Sampling(v.sampling), Rate: v.rate,
+		MaxInFlight: v.maxConcurrency, Loop: v.loop, MaxRequests: v.maxRequests, Duration: v.duration,
+		MaxTurns: v.maxUserTurns, WarmupTurns: v.warmupTurns,
+		FixedMaxTokens: v.maxTokens, LimitMinTokens: v.clampMin, LimitMaxTokens: v.clampMax, SendMinTokens: v.minTokens,
+		MaxModelLen: v.maxModelLen, MaxRetries: v.maxRetries, OnFailure: replay.OnFailure(v.onFailure),
+		RequestTimeout: v.requestTimeout, Verify: v.verify, PrintContent: v.printContent,
+		RunID: v.runID, Shard: v.shard, RandSeed: v.seed,
+	}
+	for _, h := range v.sessionHeaders.Value() {
 		t, err := replay.ParseHeaderTemplate(h)
 		if err != nil {
 			return nil, command.Usagef("--session-header: %v", err)
 		}
 		r.SessionHeaders = append(r.SessionHeaders, t)
 	}
-	r.SessionTokens = c.StringSlice("session-token-header")
-	r.SessionCookies = c.Bool("session-cookies")
-	r.BackendHeader = c.String("backend-header")
-	switch v := c.String("reasoning-in-history"); {
-	case v == "keep" || c.Bool("keep-reasoning"):
-		if c.IsSet("reasoning-in-history") && v != "keep" {
-			return nil, command.Usagef("--keep-reasoning contradicts --reasoning-in-history %s", v)
-		}
+	switch v.reasoning { // --keep-reasoning sets it to keep
+	case "keep":
 		r.KeepReasoning = true
-	case v != "drop":
-		return nil, command.Usagef("--reasoning-in-history: %q is not keep or drop", v)
+	case "drop":
+	default:
+		return nil, command.Usagef("--reasoning-in-history: %q is not keep or drop", v.reasoning)
 	}
-	r.ToolChoice = toolChoice(c.String("tool-choice"))
-	r.Clients = c.Int("clients")
-	r.Active = c.Int("active")
-	r.Sampling = replay.Sampling(c.String("conversation-sampling"))
-	r.Rate = c.Float64("rate")
-	r.MaxInFlight = c.Int("max-concurrency")
-	r.Loop = c.Bool("loop")
-	r.MaxRequests = c.Int("max-requests")
-	r.Duration = v.duration
-	r.MaxTurns = c.Int("max-user-turns")
-	r.WarmupTurns = c.Int("warmup-turns")
-	r.FixedMaxTokens = c.Int("max-tokens")
-	r.LimitMinTokens = c.Int("clamp-min-tokens")
-	r.LimitMaxTokens = c.Int("clamp-max-tokens")
-	r.SendMinTokens = c.Bool("min-tokens")
-	r.MaxModelLen = c.Int("max-model-len")
-	r.MaxRetries = c.Int("max-retries")
-	r.OnFailure = replay.OnFailure(c.String("on-failure"))
-	r.RequestTimeout = v.requestTimeout
-	r.Verify = c.Bool("verify-output")
-	r.PrintContent = c.Bool("print-content")
-	r.RunID = c.String("run-id")
-	r.Shard = c.Int("shard")
-	switch a := c.String("arrival"); a {
+	switch v.arrival {
 	case "poisson":
 		r.Poisson = true
 	case "constant":
 	default:
-		return nil, command.Usagef("--arrival %q: want poisson or constant", a)
+		return nil, command.Usagef("--arrival %q: want poisson or constant", v.arrival)
 	}
-	if c.IsSet("temperature") {
-		r.Temperature = record.Ptr(c.Float64("temperature"))
+	if v.given(&v.temperature) {
+		r.Temperature = record.Ptr(v.temperature)
 	}
-	r.RandSeed = v.seed
-	if c.IsSet("seed") {
+	if v.given(&v.seed) {
 		o.genSeed = &r.RandSeed
 	}
-	if c.IsSet("request-seed") {
-		r.Seed = record.Ptr(c.Int64("request-seed"))
+	if v.given(&v.requestSeed) {
+		r.Seed = record.Ptr(v.requestSeed)
 	}
-	if hs := c.StringSlice("header"); len(hs) > 0 {
+	if hs := v.headers.Value(); len(hs) > 0 {
 		r.Headers = http.Header{}
 		for _, h := range hs {
 			k, v, ok := strings.Cut(h, ":")
@@ -182,32 +147,32 @@ func optionsFrom(c *cli.Context, v *flagValues) (*options, error) {
 			r.Headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 		}
 	}
-	if eb := c.String("extra-body"); eb != "" {
-		if err := json.Unmarshal([]byte(eb), &r.ExtraBody); err != nil {
+	if v.extraBody != "" {
+		if err := json.Unmarshal([]byte(v.extraBody), &r.ExtraBody); err != nil {
 			return nil, command.Usagef("--extra-body: not a JSON object: %v", err)
 		}
 	}
-	think, err := replay.ParseThink(c.String("think-time"), c.Float64("request-rate"))
+	think, err := replay.ParseThink(v.thinkTime, v.requestRate)
 	if err != nil {
 		return nil, command.Usagef("%v", err)
 	}
 	r.Think = think
-	if o.sched, err = scheduleFlagsFrom(c); err != nil {
+	if o.sched, err = v.scheduleFlags(); err != nil {
 		return nil, err
 	}
-	if err := scaleFrom(c, o); err != nil {
+	if err := v.scaleOut(o); err != nil {
 		return nil, err
 	}
-	if o.stage, err = stageFlagsFrom(c); err != nil {
+	if o.stage, err = v.stageSettings(); err != nil {
 		return nil, err
 	}
-	if o.sim && r.URL != "" && c.IsSet("url") {
+	if o.sim && v.given(&v.url) {
 		return nil, command.Usagef("--sim and --url exclude each other")
 	}
-	if o.metrics, err = metricsFrom(c); err != nil {
+	if o.metrics, err = v.metricsOptions(); err != nil {
 		return nil, err
 	}
-	return o, applyVLLM(c, o, v)
+	return o, v.applyVLLM(o)
 }
 
 // run loads the conversations, opens the outputs and replays.

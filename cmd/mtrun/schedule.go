@@ -3,8 +3,6 @@ package main
 import (
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/schedule"
 )
@@ -20,31 +18,31 @@ type scheduleFlags struct {
 	explicit bool
 }
 
-// scheduleFlagsFrom reads and checks the schedule flags.
-func scheduleFlagsFrom(c *cli.Context) (scheduleFlags, error) {
-	f := scheduleFlags{users: c.Int("users"), userGap: c.Duration("user-gap"), timeScale: c.Float64("time-scale")}
-	rate, clients := c.IsSet("rate"), c.IsSet("clients") || c.IsSet("active")
-	f.explicit = rate || clients || c.IsSet("users")
+// scheduleFlags checks the schedule flags.
+func (v *flagValues) scheduleFlags() (scheduleFlags, error) {
+	f := scheduleFlags{users: v.users, userGap: v.userGap, timeScale: v.timeScale}
+	rate, clients, scaled := v.given(&v.rate), v.given(&v.clients) || v.given(&v.active), v.given(&v.timeScale)
+	f.explicit = rate || clients || v.given(&v.users)
 	switch {
 	case f.users < 0:
 		return f, command.Usagef("--users %d is negative", f.users)
 	case f.userGap < 0:
 		return f, command.Usagef("--user-gap %s is negative", f.userGap)
-	case c.IsSet("users") && f.users == 0:
+	case v.given(&v.users) && f.users == 0:
 		return f, command.Usagef("--users 0: give at least one user")
 	case f.users > 0 && f.userGap == 0:
 		return f, command.Usagef("--users needs --user-gap (the time between a user's turns, e.g. 2s)")
-	case f.users == 0 && c.IsSet("user-gap") && !c.IsSet("stages") && !c.IsSet("sweep"):
+	case f.users == 0 && v.given(&v.userGap) && !v.given(&v.stages) && !v.given(&v.sweep):
 		return f, command.Usagef("--user-gap needs --users (or users stages)")
 	case f.users > 0 && rate:
 		return f, command.Usagef("--users and --rate exclude each other (user-centric gaps or open-loop arrivals)")
 	case f.users > 0 && clients:
 		return f, command.Usagef("--users and --clients/--active exclude each other (each of --users users works on one conversation at a time)")
-	case f.users > 0 && (c.IsSet("think-time") || c.IsSet("request-rate")):
+	case f.users > 0 && (v.given(&v.thinkTime) || v.given(&v.requestRate)):
 		return f, command.Usagef("--users sends each user's turns --user-gap apart; --think-time and --request-rate do not apply")
-	case c.IsSet("time-scale") && f.timeScale <= 0:
+	case scaled && f.timeScale <= 0:
 		return f, command.Usagef("--time-scale %g: want a factor above 0 (0.1 replays ten times faster)", f.timeScale)
-	case c.IsSet("time-scale") && f.explicit:
+	case scaled && f.explicit:
 		return f, command.Usagef("--time-scale scales the trace clock; it excludes --rate, --users and --clients, which replace it")
 	}
 	return f, nil

@@ -188,3 +188,86 @@ func TestTraceClockSim(t *testing.T) {
 		}
 	}
 }
+
+// TestScheduleWiring checks the schedule a command line gives once the
+// input is known (timed: it carries trace timestamps), as parsed: the
+// schedule, its name in the manifest and the load settings the replay
+// derives closed or open loop from.
+func TestScheduleWiring(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		timed   bool
+		want    schedule.Schedule // nil: derived by the replay (closed or rate)
+		named   string
+		clients int
+		rate    float64
+		poisson bool
+	}{
+		{"default", nil, false, nil, "closed", 1, 0, true},
+		{"clients", []string{"-p", "4", "-k", "8"}, false, nil, "closed", 4, 0, true},
+		{"constant rate", []string{"--rate", "5", "--arrival", "constant"}, false, nil, "rate", 1, 5, false},
+		{"users", []string{"--users", "3", "--user-gap", "2s"}, false, schedule.UserGap{N: 3, Gap: 2 * time.Second}, "users", 1, 0, true},
+		{"trace", nil, true, schedule.Trace{}, "trace", 1, 0, true},
+		{"trace scaled", []string{"--time-scale", "0.5"}, true, schedule.Trace{Scale: 0.5}, "trace", 1, 0, true},
+		{"trace replaced by --clients", []string{"--clients", "2"}, true, nil, "closed", 2, 0, true},
+		{"trace replaced by --rate", []string{"--rate", "3"}, true, nil, "rate", 1, 3, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := parse(t, tc.args...)
+			o.timed = tc.timed
+			if err := o.chooseSchedule(); err != nil {
+				t.Fatal(err)
+			}
+			r := o.replay
+			if r.Schedule != tc.want || o.scheduleName() != tc.named || r.Clients != tc.clients || r.Rate != tc.rate || r.Poisson != tc.poisson {
+				t.Errorf("schedule %#v named %q, clients %d, rate %g, poisson %v; want %#v named %q, %d, %g, %v",
+					r.Schedule, o.scheduleName(), r.Clients, r.Rate, r.Poisson, tc.want, tc.named, tc.clients, tc.rate, tc.poisson)
+			}
+		})
+	}
+}
+
+// TestSegmentWiring checks a segment's settings as parsed: its shard
+// and place in the split, its shares of the run's counts, and, once the
+// schedule is chosen, its closed lanes under their global indexes and
+// the sessions it owns.
+func TestSegmentWiring(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		requests int   // --max-requests share
+		inFlight int   // --max-concurrency share
+		warmup   int   // --warmup-turns share
+		lanes    []int // nil: sessions arrive on their own
+	}{
+		{"closed", []string{"--segment", "1/3", "--clients", "7", "--max-requests", "10", "--warmup-turns", "4"}, 3, 0, 1, []int{1, 4}},
+		{"users", []string{"--segment", "1/3", "--users", "5", "--user-gap", "1s", "--max-requests", "11"}, 4, 0, 0, []int{1, 4}},
+		{"users stages", []string{"--segment", "1/3", "--stages", "users=2:10s,users=6:10s", "--user-gap", "1s"}, 0, 0, 0, []int{1, 4}},
+		{"open loop", []string{"--segment", "1/3", "--rate", "9", "--max-concurrency", "5"}, 0, 2, 0, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := parse(t, append(tc.args, "--run-id", "r")...)
+			if err := o.chooseSchedule(); err != nil {
+				t.Fatal(err)
+			}
+			if err := o.scale.apply(o); err != nil {
+				t.Fatal(err)
+			}
+			r := o.replay
+			if r.Shard != 1 || r.Segment != 1 || r.Segments != 3 || r.RunID != "r" {
+				t.Errorf("shard %d, segment %d of %d, run %q; want 1, 1 of 3, r", r.Shard, r.Segment, r.Segments, r.RunID)
+			}
+			if r.MaxRequests != tc.requests || r.MaxInFlight != tc.inFlight || r.WarmupTurns != tc.warmup {
+				t.Errorf("max requests %d, max in flight %d, warmup turns %d; want %d, %d, %d", r.MaxRequests, r.MaxInFlight, r.WarmupTurns, tc.requests, tc.inFlight, tc.warmup)
+			}
+			if !slices.Equal(r.Lanes, tc.lanes) || r.Owns == nil {
+				t.Errorf("lanes %v (owns set: %v), want %v", r.Lanes, r.Owns != nil, tc.lanes)
+			}
+		})
+	}
+}

@@ -7,24 +7,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
-	"github.com/mtkit/mtkit/internal/cliflag"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/segment"
 )
-
-// scaleFlags are the flags of a run split over several processes
-// (docs/scale-out.md).
-func scaleFlags() []cli.Flag {
-	flags := []cli.Flag{
-		&cli.StringFlag{Name: "segment", Usage: "run part `i/N` of a run split over N processes (i from 0 to N-1): its own sessions, on the run's global schedule (docs/scale-out.md)"},
-		&cli.IntFlag{Name: "segments", Usage: "split the run over `N` processes, this one's index from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)"},
-		&cli.StringFlag{Name: "start-at", Usage: "wait for the wall-clock `TIME` (RFC 3339, e.g. 2026-11-23T23:30:00Z) before the first request; refuse when more than 1s late"},
-	}
-	cliflag.SetCategory("Scale-out (docs/scale-out.md):", flags)
-	return flags
-}
 
 // scaleOut is this process's part of a split run.
 type scaleOut struct {
@@ -33,23 +18,23 @@ type scaleOut struct {
 	clock   segment.Clock
 }
 
-// scaleFrom reads --segment, --segments and --start-at into o.
-func scaleFrom(c *cli.Context, o *options) error {
+// scaleOut reads --segment, --segments and --start-at into o.
+func (v *flagValues) scaleOut(o *options) error {
 	o.scale = scaleOut{seg: segment.Whole, clock: segment.RealClock{}}
 	var err error
-	switch {
-	case c.IsSet("segment") && c.IsSet("segments"):
+	switch seg, segs := v.given(&v.segment), v.given(&v.segments); {
+	case seg && segs:
 		return command.Usagef("give --segment i/N or --segments N, not both")
-	case c.IsSet("segment"):
-		o.scale.seg, err = segment.Parse(c.String("segment"))
-	case c.IsSet("segments"):
-		o.scale.seg, err = segment.FromEnv(c.Int("segments"), os.Getenv)
+	case seg:
+		o.scale.seg, err = segment.Parse(v.segment)
+	case segs:
+		o.scale.seg, err = segment.FromEnv(v.segments, os.Getenv)
 	}
 	if err != nil {
 		return command.Usagef("%v", err)
 	}
-	if v := c.String("start-at"); v != "" {
-		if o.scale.startAt, err = segment.ParseStart(v); err != nil {
+	if v.startAt != "" {
+		if o.scale.startAt, err = segment.ParseStart(v.startAt); err != nil {
 			return command.Usagef("%v", err)
 		}
 	}
@@ -60,7 +45,7 @@ func scaleFrom(c *cli.Context, o *options) error {
 	switch {
 	case r.RunID == "":
 		return command.Usagef("--segment %s: give every segment the same --run-id, so that mtstats merges them as one run", seg)
-	case c.IsSet("shard") && r.Shard != seg.Index:
+	case v.given(&v.shard) && r.Shard != seg.Index:
 		return command.Usagef("--shard %d contradicts --segment %s (a segment's records carry shard = its index)", r.Shard, seg)
 	}
 	r.Shard = seg.Index

@@ -5,67 +5,39 @@ import (
 	"os"
 	"strings"
 
-	"github.com/urfave/cli/v2"
-
-	"github.com/mtkit/mtkit/internal/cliflag"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/tokenize"
 	"github.com/mtkit/mtkit/internal/vllmcompat"
 )
 
-// vllmFlags are the flags of vLLM's benchmarks/multi_turn/
-// benchmark_serving_multi_turn.py that mtrun has under vLLM's name only,
-// with vLLM's meaning (where mtkit had a flag of the same name with
-// another meaning, mtkit's is now under the name given in the usage).
-// The flags both share with the same meaning are declared in newApp.
-func vllmFlags(v *flagValues) []cli.Flag {
-	timeout := cliflag.Duration("request-timeout-sec", &v.vllmRequestTimeout, "per-request `TIMEOUT`, raised to 0.2 s per max_tokens for long answers (--request-timeout is fixed)")
-	flags := []cli.Flag{
-		&cli.StringFlag{Name: "served-model-name", DefaultText: "--model", Usage: "the model `NAME` sent in requests"},
-		&cli.IntFlag{Name: "limit-min-tokens", DefaultText: "not sent", Usage: "send min_tokens `N`; 0: the dataset answer's length, -1: none (--clamp-min-tokens bounds the dataset's target instead)"},
-		&cli.IntFlag{Name: "limit-max-tokens", DefaultText: "not sent", Usage: "send max_tokens `N`; 0: the dataset answer's length, -1: none (--clamp-max-tokens bounds the dataset's target instead)"},
-		timeout,
-		&cli.BoolFlag{Name: "excel-output", Aliases: []string{"e"}, Usage: "write statistics_<clients>_clients__<time>.xlsx (sheets Summary and Raw data, vLLM's columns)"},
-		&cli.StringFlag{Name: "stats-json-output", Usage: "write the per-request statistics (ttft_ms, tpot_ms, ...) as a JSON list to `FILE`"},
-		&cli.StringFlag{Name: "warmup-percentages", Value: "0%", Usage: "summarise the workbook without the first `P%`[,P%...] of the requests (ignored with --warmup-step)"},
-		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "one line per request on stderr, and time_between_user_turns_sec in the workbook"},
-		&cli.BoolFlag{Name: "no-early-stop", Usage: "do not stop when one client is done; mtrun never stops early, so this changes nothing"},
-		&cli.BoolFlag{Name: "trust-remote-code", Usage: "accepted for vLLM command lines; mtrun runs no tokenizer code"},
-	}
-	cliflag.SetCategory(cliflag.CatVLLM, flags)
-	return flags
-}
-
 // applyVLLM maps the vLLM flags onto o; model is -m/--model.
-func applyVLLM(c *cli.Context, o *options, v *flagValues) error {
+func (v *flagValues) applyVLLM(o *options) error {
 	r := &o.replay
-	if model := c.String("model"); model != "" {
+	if v.model != "" && !v.given(&v.tokenizer) {
 		// vLLM's --model is the tokenizer's path and, unless
 		// --served-model-name is given, the model name.
-		if !c.IsSet("tokenizer") {
-			o.tokenizer = modelTokenizer(model, o)
-		}
+		o.tokenizer = modelTokenizer(v.model, o)
 	}
-	if name := c.String("served-model-name"); name != "" {
-		r.Model = name
+	if v.servedModel != "" {
+		r.Model = v.servedModel
 	}
-	if c.IsSet("max-turns") {
-		n := c.Int("max-turns")
+	if v.given(&v.maxTurns) {
+		n := v.maxTurns
 		if n < 0 {
 			return command.Usagef("--max-turns %d: want a number of messages, 0 for all (--max-user-turns counts user turns)", n)
 		}
-		if c.IsSet("max-user-turns") {
+		if v.given(&v.maxUserTurns) {
 			return command.Usagef("--max-turns (messages, vLLM) and --max-user-turns exclude each other")
 		}
 		r.MaxTurns = (n + 1) / 2
 	}
-	if c.IsSet("limit-min-tokens") || c.IsSet("limit-max-tokens") {
-		if err := applyTokenLimits(c, o); err != nil {
+	if v.given(&v.limitMin) || v.given(&v.limitMax) {
+		if err := v.applyTokenLimits(o); err != nil {
 			return err
 		}
 	}
-	if c.IsSet("request-timeout-sec") {
-		if c.IsSet("request-timeout") {
+	if v.given(&v.vllmRequestTimeout) {
+		if v.given(&v.requestTimeout) {
 			return command.Usagef("--request-timeout-sec (vLLM, stretched for long answers) and --request-timeout exclude each other")
 		}
 		if v.vllmRequestTimeout <= 0 {
@@ -73,20 +45,20 @@ func applyVLLM(c *cli.Context, o *options, v *flagValues) error {
 		}
 		r.RequestTimeout, r.StretchTimeout = v.vllmRequestTimeout, true
 	}
-	p, err := vllmcompat.ParsePercentages(c.String("warmup-percentages"))
+	p, err := vllmcompat.ParsePercentages(v.warmupPct)
 	if err != nil {
-		return command.Usagef("--warmup-percentages %q: %v", c.String("warmup-percentages"), err)
+		return command.Usagef("--warmup-percentages %q: %v", v.warmupPct, err)
 	}
-	if c.Bool("excel-output") || c.String("stats-json-output") != "" || c.Bool("verbose") {
+	if v.excel || v.statsJSON != "" || v.verbose {
 		o.vllm = &vllmcompat.Outputs{
-			Excel: c.Bool("excel-output"), StatsJSON: c.String("stats-json-output"), Verbose: c.Bool("verbose"),
-			Warmup: p, Model: c.String("model"), Clients: r.Clients, Active: r.Active, Seed: v.seed,
-			MinTokens: c.Int("limit-min-tokens"), MaxTokens: c.Int("limit-max-tokens"),
+			Excel: v.excel, StatsJSON: v.statsJSON, Verbose: v.verbose,
+			Warmup: p, Model: v.model, Clients: r.Clients, Active: r.Active, Seed: v.seed,
+			MinTokens: v.limitMin, MaxTokens: v.limitMax,
 		}
 		if o.warmupStep {
 			o.vllm.Warmup = []float64{0}
 		}
-		if !c.IsSet("active") {
+		if !v.given(&v.active) {
 			o.vllm.Active = -1 // vLLM prints None
 		}
 	}
@@ -96,11 +68,11 @@ func applyVLLM(c *cli.Context, o *options, v *flagValues) error {
 // applyTokenLimits gives --limit-min-tokens and --limit-max-tokens vLLM's
 // meaning: N > 0 is sent as is, 0 is the dataset answer's length, a
 // negative value sends nothing; when one is positive both must be.
-func applyTokenLimits(c *cli.Context, o *options) error {
+func (v *flagValues) applyTokenLimits(o *options) error {
 	r := &o.replay
-	lo, hi := c.Int("limit-min-tokens"), c.Int("limit-max-tokens")
+	lo, hi := v.limitMin, v.limitMax
 	switch {
-	case c.IsSet("max-tokens") || c.IsSet("min-tokens"):
+	case v.given(&v.maxTokens) || v.given(&v.minTokens):
 		return command.Usagef("--limit-min-tokens/--limit-max-tokens (vLLM) exclude --max-tokens and --min-tokens")
 	case (lo > 0 || hi > 0) && (lo < 1 || hi < 1):
 		return command.Usagef("--limit-min-tokens %d --limit-max-tokens %d: when one is set both must be positive, as in vLLM (--clamp-min-tokens/--clamp-max-tokens bound the dataset's target instead)", lo, hi)

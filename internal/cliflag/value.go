@@ -10,9 +10,12 @@ package cliflag
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/mtkit/mtkit/internal/duration"
 )
@@ -68,4 +71,85 @@ func (v seedValue) String() string {
 		return ""
 	}
 	return strconv.FormatUint(*v.dst, 10)
+}
+
+// dest returns where the value is parsed to.
+func (v durationValue) dest() any { return v.dst }
+func (v seedValue) dest() any     { return v.dst }
+
+// Dest returns the field flag f is bound to (its Destination, or the
+// variable a cliflag value parses to), nil when it has none.
+func Dest(f cli.Flag) any {
+	if g, ok := f.(*cli.GenericFlag); ok {
+		if d, ok := g.Value.(interface{ dest() any }); ok {
+			return d.dest()
+		}
+		return nil
+	}
+	v := reflect.ValueOf(f)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	d := v.Elem().FieldByName("Destination")
+	if !d.IsValid() || d.IsNil() {
+		return nil
+	}
+	return d.Interface()
+}
+
+// Given returns a function that reports whether the flag bound to dst
+// (a field of the tool's options, see Dest) was given, on the command
+// line, by an alias or from its environment variable: c.IsSet without a
+// name to misspell. It panics when no flag of flags is bound to dst.
+func Given(c *cli.Context, flags []cli.Flag) func(dst any) bool {
+	names := destNamesOf(flags)
+	return func(dst any) bool { return c.IsSet(names.of(dst)) }
+}
+
+// FirstGiven returns the name of the first flag of flags bound to one of
+// dsts that was given (as Given says), "" when none was.
+func FirstGiven(c *cli.Context, flags []cli.Flag, dsts ...any) string {
+	names := destNamesOf(flags)
+	for _, d := range dsts {
+		if n := names.of(d); c.IsSet(n) {
+			return n
+		}
+	}
+	return ""
+}
+
+// destNames maps each flag's Dest to its name.
+type destNames map[any]string
+
+func destNamesOf(flags []cli.Flag) destNames {
+	names := destNames{}
+	for _, f := range flags {
+		if d := Dest(f); d != nil {
+			names[d] = f.Names()[0]
+		}
+	}
+	return names
+}
+
+func (n destNames) of(dst any) string {
+	name, ok := n[dst]
+	if !ok {
+		panic(fmt.Sprintf("cliflag: no flag is bound to %T %p", dst, dst))
+	}
+	return name
+}
+
+// Unbound returns the names of the visible flags that are bound to no
+// field: flags a tool could only read back by name.
+func Unbound(flags []cli.Flag) []string {
+	var out []string
+	for _, f := range flags {
+		if vf, ok := f.(cli.VisibleFlag); ok && !vf.IsVisible() {
+			continue
+		}
+		if Dest(f) == nil {
+			out = append(out, f.Names()[0])
+		}
+	}
+	return out
 }

@@ -118,6 +118,10 @@ OPTIONS:{{$cat := ""}}{{range .VisibleFlags}}{{if ne .GetCategory $cat}}{{$cat =
 // error to stderr as "name: message".
 func Run(ctx context.Context, app *cli.App, args []string) int {
 	withOwnHelpAndVersion(app)
+	if app.Metadata == nil {
+		app.Metadata = map[string]any{}
+	}
+	app.Metadata[argsKey] = args
 	args, err := OptionsFirst(app.Flags, args)
 	if err != nil {
 		fmt.Fprintf(app.ErrWriter, "%s: %v (see %s --help)\n", app.Name, err, app.Name)
@@ -144,6 +148,17 @@ func Run(ctx context.Context, app *cli.App, args []string) int {
 	}
 	fmt.Fprintf(app.ErrWriter, "%s: %v\n", app.Name, err)
 	return code
+}
+
+// argsKey is where Run keeps its args in the app's Metadata.
+const argsKey = "command.args"
+
+// Args returns the command line Run was given (args[0] is the program
+// name), as typed: a tool records it (mtrun's manifest, its secrets
+// redacted) without reading os.Args.
+func Args(c *cli.Context) []string {
+	a, _ := c.App.Metadata[argsKey].([]string)
+	return a
 }
 
 // withOwnHelpAndVersion replaces urfave/cli's global help and version
