@@ -12,7 +12,9 @@ import (
 // TestStageRetention: an active stage's later turns give its retention
 // (working set = level × mean context, hit share, TTFT p50); first turns,
 // failures and warmup are left out; a clients stage has none; a later
-// turn without cached_tokens makes the hit share null.
+// turn without cached_tokens makes the hit share null. The hit share is
+// of each later turn's previous context (the conversation's previous
+// prompt + completion).
 func TestStageRetention(t *testing.T) {
 	t.Parallel()
 	i64 := func(v int64) *int64 { return &v }
@@ -46,7 +48,7 @@ func TestStageRetention(t *testing.T) {
 	}
 	r1 := rows[0].Retention
 	if r1 == nil || r1.LaterTurns != 3 || r1.MeanContextTokens != 1000 || r1.WorkingSetTokens != 4000 ||
-		math.Abs(float64(r1.HitShare)-1280.0/2700) > 1e-12 || r1.TTFTP50 != 30 {
+		math.Abs(float64(r1.HitShare)-(560+720.0)/(600+800+1000)) > 1e-12 || r1.TTFTP50 != 30 {
 		t.Errorf("stage 1 retention %+v", r1)
 	}
 	if rows[1].Retention != nil {

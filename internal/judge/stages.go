@@ -65,8 +65,12 @@ type StageRetention struct {
 	// WorkingSetTokens is the level (active conversations) times
 	// MeanContextTokens: the tokens the stage's conversations hold.
 	WorkingSetTokens stats.Num `json:"working_set_tokens"`
-	// HitShare is their cached_tokens over their prompt_tokens; null
-	// when some later turn has no cached_tokens.
+	// HitShare is the share of their previous context (the
+	// conversation's previous turn's prompt + completion tokens) that
+	// the server reported as cached: the sum of min(cached_tokens,
+	// previous context) over the sum of previous contexts (a later turn
+	// whose previous turn is not in the stage counts its prompt as its
+	// previous context); null when some later turn has no cached_tokens.
 	HitShare stats.Num `json:"hit_share"`
 	// TTFTP50 is their median TTFT in milliseconds.
 	TTFTP50 stats.Num `json:"ttft_p50_ms"`
@@ -74,14 +78,15 @@ type StageRetention struct {
 
 // laterAcc sums a stage's measured later turns.
 type laterAcc struct {
-	n                       int
-	prompt, cached, context float64
-	uncached                bool // some later turn had no cached_tokens
-	ttftMs                  []float64
+	n                     int
+	prev, cached, context float64
+	uncached              bool // some later turn had no cached_tokens
+	ttftMs                []float64
+	last                  map[string]float64 // context of each conversation's last answered turn
 }
 
 func (l *laterAcc) add(r *record.Record) {
-	if r.Turn == 0 || !r.OK() {
+	if !r.OK() {
 		return
 	}
 	prompt, completion := float64(r.ClientPromptTokens), float64(r.ClientCompletionTokens)
@@ -91,11 +96,22 @@ func (l *laterAcc) add(r *record.Record) {
 	if r.CompletionTokens != nil {
 		completion = float64(*r.CompletionTokens)
 	}
+	if l.last == nil {
+		l.last = map[string]float64{}
+	}
+	prev, ok := l.last[r.ConversationID]
+	l.last[r.ConversationID] = prompt + completion
+	if r.Turn == 0 {
+		return
+	}
+	if !ok {
+		prev = prompt
+	}
 	l.n++
-	l.prompt += prompt
+	l.prev += prev
 	l.context += prompt + completion
 	if r.CachedTokens != nil {
-		l.cached += float64(*r.CachedTokens)
+		l.cached += min(float64(*r.CachedTokens), prev)
 	} else {
 		l.uncached = true
 	}
@@ -114,8 +130,8 @@ func (l *laterAcc) retention(level float64) *StageRetention {
 	}
 	out.MeanContextTokens = stats.Num(l.context / float64(l.n))
 	out.WorkingSetTokens = stats.Num(level * l.context / float64(l.n))
-	if !l.uncached && l.prompt > 0 {
-		out.HitShare = stats.Num(l.cached / l.prompt)
+	if !l.uncached && l.prev > 0 {
+		out.HitShare = stats.Num(l.cached / l.prev)
 	}
 	if len(l.ttftMs) > 0 {
 		slices.Sort(l.ttftMs)
