@@ -9,9 +9,9 @@ import (
 	"github.com/mtkit/mtkit/internal/sweep"
 )
 
-// TestStageRetention: an active stage's later turns give its retention
-// (working set = level × mean context, hit share, TTFT p50); first turns,
-// failures and warmup are left out; a clients stage has none; a later
+// TestStageRetention: an active stage's turns give its retention
+// (working set = level × mean context of every turn; hit share and TTFT
+// p50 of the later turns); failures and warmup are left out; a clients stage has none; a later
 // turn without cached_tokens makes the hit share null. The hit share is
 // of each later turn's previous context (the conversation's previous
 // prompt + completion).
@@ -47,7 +47,7 @@ func TestStageRetention(t *testing.T) {
 		t.Fatalf("%d rows", len(rows))
 	}
 	r1 := rows[0].Retention
-	if r1 == nil || r1.LaterTurns != 3 || r1.MeanContextTokens != 1000 || r1.WorkingSetTokens != 4000 ||
+	if r1 == nil || r1.LaterTurns != 3 || r1.MeanContextTokens != 900 || r1.WorkingSetTokens != 3600 ||
 		math.Abs(float64(r1.HitShare)-(560+720.0)/(600+800+1000)) > 1e-12 || r1.TTFTP50 != 30 {
 		t.Errorf("stage 1 retention %+v", r1)
 	}
@@ -61,7 +61,7 @@ func TestStageRetention(t *testing.T) {
 	// mtrun judges a sweep stage from records without stage_load, at the
 	// stage it ran.
 	res := rows[0].Result(sweep.Stage{Kind: sweep.Active, Level: 2})
-	if ret := res.Retention; ret.LaterTurns != 3 || ret.WorkingSetTokens != 2000 || ret.TTFTP50 != 30*time.Millisecond {
+	if ret := res.Retention; ret.LaterTurns != 3 || ret.WorkingSetTokens != 1800 || ret.TTFTP50 != 30*time.Millisecond {
 		t.Errorf("Result at active=2: %+v", ret)
 	}
 	if res := rows[1].Result(sweep.Stage{Kind: sweep.Clients, Level: 4}); res.Retention.LaterTurns != 0 {

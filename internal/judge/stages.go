@@ -59,8 +59,11 @@ type StageRow struct {
 // conversation's first) as an active sweep judges them.
 type StageRetention struct {
 	LaterTurns int `json:"later_turns"`
-	// MeanContextTokens is their mean context: prompt + completion
-	// tokens (the server's counts, else the client's).
+	// MeanContextTokens is the mean context of the stage's answered
+	// turns, first turns included: prompt + completion tokens (the
+	// server's counts, else the client's). With conversations at every
+	// stage of their lives, it is the mean context an active
+	// conversation holds.
 	MeanContextTokens stats.Num `json:"mean_context_tokens"`
 	// WorkingSetTokens is the level (active conversations) times
 	// MeanContextTokens: the tokens the stage's conversations hold.
@@ -78,8 +81,8 @@ type StageRetention struct {
 
 // laterAcc sums a stage's measured later turns.
 type laterAcc struct {
-	n                     int
-	prev, cached, context float64
+	n, all                int
+	prev, cached, context float64 // context: of every answered turn
 	uncached              bool // some later turn had no cached_tokens
 	ttftMs                []float64
 	last                  map[string]float64 // context of each conversation's last answered turn
@@ -101,6 +104,8 @@ func (l *laterAcc) add(r *record.Record) {
 	}
 	prev, ok := l.last[r.ConversationID]
 	l.last[r.ConversationID] = prompt + completion
+	l.all++
+	l.context += prompt + completion
 	if r.Turn == 0 {
 		return
 	}
@@ -109,7 +114,6 @@ func (l *laterAcc) add(r *record.Record) {
 	}
 	l.n++
 	l.prev += prev
-	l.context += prompt + completion
 	if r.CachedTokens != nil {
 		l.cached += min(float64(*r.CachedTokens), prev)
 	} else {
@@ -125,11 +129,13 @@ func (l *laterAcc) add(r *record.Record) {
 func (l *laterAcc) retention(level float64) *StageRetention {
 	nan := stats.Num(math.NaN())
 	out := &StageRetention{LaterTurns: l.n, MeanContextTokens: nan, WorkingSetTokens: nan, HitShare: nan, TTFTP50: nan}
+	if l.all > 0 {
+		out.MeanContextTokens = stats.Num(l.context / float64(l.all))
+		out.WorkingSetTokens = stats.Num(level * l.context / float64(l.all))
+	}
 	if l.n == 0 {
 		return out
 	}
-	out.MeanContextTokens = stats.Num(l.context / float64(l.n))
-	out.WorkingSetTokens = stats.Num(level * l.context / float64(l.n))
 	if !l.uncached && l.prev > 0 {
 		out.HitShare = stats.Num(l.cached / l.prev)
 	}

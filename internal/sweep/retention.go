@@ -175,11 +175,6 @@ func (p Planner) nextActive(done []Result) (Stage, bool) {
 	if len(done) == 0 {
 		return stage(math.Max(p.Start, floor))
 	}
-	for _, r := range done {
-		if p.Criteria.ClientLimited(r) {
-			return Stage{}, false
-		}
-	}
 	last := done[len(done)-1]
 	lo, hi, bracketed := p.Criteria.retentionBracket(done)
 	if !bracketed {
@@ -295,8 +290,5 @@ func (c Capacity) activeLine() string {
 		s += "; knee not reached"
 	}
 	s += fmt.Sprintf(" (basis %s)", c.Basis)
-	if c.ClientLimited {
-		s += "; the client could not hold a level"
-	}
 	return s
 }
