@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -89,7 +90,16 @@ func convertAll(ctx context.Context, s command.Streams, opts *convert.Options, v
 	if interrupted {
 		return command.Exit(command.ExitInterrupted, errors.New("interrupted; output holds the conversations written so far"))
 	}
+	if err == nil && sum != nil && sum.Written == 0 {
+		return nothingConverted(sum.Records, sum.Malformed, sum.Conversations)
+	}
 	return err
+}
+
+// nothingConverted is the error of a conversion that wrote nothing:
+// mtconvert exits 1 rather than leave an empty output unnoticed.
+func nothingConverted(records, malformed, conversations int) error {
+	return fmt.Errorf("nothing converted: no conversation written (%d records read, %d malformed, %d conversations dropped; see the summary)", records, malformed, conversations)
 }
 
 // options completes o from the flags that need parsing.

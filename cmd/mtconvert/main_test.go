@@ -67,7 +67,8 @@ func TestGolden(t *testing.T) {
 		{"bad_range", "", 2, []string{"--min-turns", "5", "--max-turns", "2"}},
 		{"bad_tokenizer", "", 2, []string{"--tokenizer", "no/such/tokenizer.json"}},
 		{"missing_file", "", 1, []string{"no-such-file.json"}},
-		{"not_json", "hello\n", 0, nil},
+		// Issue 24: nothing converted exited 0.
+		{"not_json", "hello\n", 1, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -69,5 +69,8 @@ func copySessions(ctx context.Context, s command.Streams, o convert.Options, v *
 	if !v.quiet {
 		fmt.Fprintf(s.Err, "inputs         %d (%s)\nconversations  %d written, %d dropped (duplicate_id)\n", st.Inputs, format, st.Written, st.Duplicates)
 	}
+	if st.Written == 0 {
+		return nothingConverted(st.Written+st.Duplicates, 0, st.Written+st.Duplicates)
+	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/dist"
 	"github.com/mtkit/mtkit/internal/gen"
+	"github.com/mtkit/mtkit/internal/inferenceperf"
 	"github.com/mtkit/mtkit/internal/iox"
 	"github.com/mtkit/mtkit/internal/tokenize"
 )
@@ -57,7 +58,7 @@ func flags(o *options) []cli.Flag {
 	thinkTime := cliflag.ThinkTime(&g.ThinkTime, "none")
 	thinkTime.Category = catShape
 	return []cli.Flag{
-		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Destination: &o.config, Category: cliflag.CatInput, Usage: "vLLM generate_conversations JSON config `FILE`"},
+		cliflag.Config(&o.config),
 		&cli.StringFlag{Name: "text-files", Destination: &o.textFiles, Category: cliflag.CatInput, DefaultText: "the embedded public-domain corpus", Usage: "comma-separated corpus `FILES`"},
 		cliflag.Tokenizer(&o.tokenizer, tokenize.Default),
 
@@ -108,6 +109,11 @@ func run(s command.Streams, args []string) int {
 
 // generate writes the conversations o asks for.
 func generate(ctx context.Context, s command.Streams, o *options) error {
+	if o.config != "" {
+		if head, err := os.ReadFile(o.config); err == nil && inferenceperf.Detect(head) {
+			return command.Usagef("--config %s is an inference-perf config: mtrun --config runs it (with --dry-run it shows the plan)", o.config)
+		}
+	}
 	tok, err := tokenize.Load(o.tokenizer)
 	if err != nil {
 		return command.Exit(command.ExitUsage, err)

@@ -319,3 +319,27 @@ func TestPrintSummaryWriteBlocked(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputErrorsNamed: an output in a directory that does not exist is
+// named with its flag (issue 24: the error named the manifest's
+// temporary file), and the later errors of a failing run follow the
+// first as "also:" lines (they came before it).
+func TestOutputErrorsNamed(t *testing.T) {
+	t.Parallel()
+	srv := startSim(t, sim.Config{DecodePerToken: time.Millisecond})
+	got := mtrun(t, convJSONL(2, 2, 4), nil, "--url", srv.URL, "--tokenizer", "none", "--records", "/nonexistent/x.jsonl")
+	if got.code != command.ExitFailure || !strings.HasPrefix(got.stderr, "mtrun: --records /nonexistent/x.jsonl: ") || strings.Contains(got.stderr, ".manifest.json.") {
+		t.Errorf("exit %d, stderr %q; want 1 and the records path named", got.code, got.stderr)
+	}
+	if n := srv.Server.Stats().Requests; n != 0 {
+		t.Errorf("%d requests sent before the output error", n)
+	}
+	if _, err := os.Stat("/dev/full"); err != nil {
+		return
+	}
+	got = mtrun(t, convJSONL(8, 2, 4), nil, "--url", srv.URL, "--tokenizer", "none", "--records", "/dev/full", "--quiet")
+	main, also := strings.Index(got.stderr, "mtrun: writing records: "), strings.Index(got.stderr, "mtrun: also: ")
+	if got.code != command.ExitFailure || main < 0 || also < 0 || also < main {
+		t.Errorf("exit %d, stderr %q; want the records error, then the also: lines", got.code, got.stderr)
+	}
+}

@@ -93,6 +93,8 @@ Durations take Go units (500ms, 2s, 1m30s); a bare number is seconds.
 type flagValues struct {
 	// Input.
 	input, inputFormat, tokenizer string
+	config                        string // config.go
+	dryRun                        bool
 	// Server and requests.
 	url, model, apiKey, extraBody, api               string
 	headers, sessionHeaders, sessionTokens           cli.StringSlice
@@ -158,6 +160,7 @@ func (v *flagValues) flags() []cli.Flag {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "input-file", Aliases: []string{"i"}, Destination: &v.input, Category: cliflag.CatInput, Usage: "conversations `FILE` (or the positional argument; - is stdin)"},
 		cliflag.InputFormat(&v.inputFormat),
+		cliflag.Config(&v.config), // config.go
 		cliflag.Tokenizer(&v.tokenizer, "o200k_base"),
 
 		&cli.StringFlag{Name: "url", Aliases: []string{"u"}, Value: "http://localhost:8000", EnvVars: []string{"OPENAI_BASE_URL"}, Destination: &v.url, Category: server, Usage: "server base `URL` (with or without /v1)"},
@@ -231,6 +234,7 @@ func (v *flagValues) flags() []cli.Flag {
 		cliflag.NoMetrics(&v.noMetrics),
 
 		cliflag.Seed(&v.seed),
+		&cli.BoolFlag{Name: "dry-run", Destination: &v.dryRun, Category: run, Usage: "print the plan derived from an inference-perf --config (sessions, stages, rates, server) and send nothing"},
 		&cli.BoolFlag{Name: "sim", Destination: &v.sim, Category: run, Usage: "start the built-in simulator on 127.0.0.1 and run against it"},
 		&cli.StringFlag{Name: "sim-config", Value: "preset=realistic", Destination: &v.simConfig, Category: run, Usage: "simulator `SPEC`, e.g. preset=zero or ttft=30ms,decode=5ms,cache=200000 (see mtsim --help)"},
 		debugFlag(), // hidden: debug.go

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -52,6 +53,7 @@ type options struct {
 	metrics metricsOptions // metrics.go
 	scale   scaleOut       // segment.go
 	stage   stageSettings  // --stages, --sweep (stages.go)
+	cfg     configFile     // --config, --dry-run (config.go)
 	// replayRun, when set, replaces replay.Run: tests check the sweep
 	// loop's wiring with it, without a server or a clock.
 	replayRun func(stop, abort context.Context, o replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error)
@@ -172,7 +174,10 @@ func (v *flagValues) options(positional, args []string) (*options, error) {
 	if o.metrics, err = v.metricsOptions(); err != nil {
 		return nil, err
 	}
-	return o, v.applyVLLM(o)
+	if err := v.applyVLLM(o); err != nil {
+		return nil, err
+	}
+	return o, v.applyConfig(positional, o)
 }
 
 // run loads the conversations, opens the outputs and replays.
@@ -203,6 +208,10 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		return err
 	}
 	defer in.Close()
+	o.usePlan(in)
+	if o.cfg.dryRun {
+		return o.dryRun(s.Out)
+	}
 	if err := o.chooseSchedule(); err != nil {
 		return err
 	}
@@ -213,6 +222,9 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		o.replay.RunID = replay.NewRunID()
 	}
 	started := time.Now()
+	if err := checkOutputDirs(o); err != nil {
+		return err
+	}
 	// The manifest is written now, without a summary, so that a path that
 	// cannot be written fails before the run rather than after it.
 	// The input's digest is known at its end: it is in the final write.
@@ -297,7 +309,7 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 			printSummary(s.Err, sum)
 		}
 	}
-	if err := firstError(s.Err, errs...); err != nil {
+	if err := firstError(errs...); err != nil {
 		return err
 	}
 	if stop.Err() != nil && ctx.Err() == nil {
@@ -335,20 +347,64 @@ func (o *outputs) close() error {
 	return first
 }
 
-// firstError returns the first non-nil error and prints the later ones to
-// w, so no failure goes unseen but none hides the first.
-func firstError(w io.Writer, errs ...error) error {
-	var first error
+// firstError returns the first non-nil error, with the later ones as
+// "mtrun: also:" lines after its message, so no failure goes unseen but
+// none hides the first (which keeps deciding the exit status).
+func firstError(errs ...error) error {
+	var first *alsoError
 	for _, err := range errs {
 		switch {
 		case err == nil:
 		case first == nil:
-			first = err
+			first = &alsoError{err: err}
 		default:
-			fmt.Fprintf(w, "mtrun: also: %v\n", err)
+			first.also = append(first.also, err)
 		}
 	}
+	if first == nil {
+		return nil
+	}
+	if len(first.also) == 0 {
+		return first.err
+	}
 	return first
+}
+
+// alsoError is an error followed by later ones, printed after it.
+type alsoError struct {
+	err  error
+	also []error
+}
+
+func (e *alsoError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.err.Error())
+	for _, a := range e.also {
+		b.WriteString("\nmtrun: also: " + a.Error())
+	}
+	return b.String()
+}
+
+func (e *alsoError) Unwrap() error { return e.err }
+
+// checkOutputDirs fails, naming the flag and its path, when the directory
+// of an output file does not exist: the manifest, written first next to
+// the records, would otherwise report its own temporary file.
+func checkOutputDirs(o *options) error {
+	for _, out := range []struct{ flag, path string }{
+		{"--records", o.records}, {"--output", o.convOut}, {"--manifest", o.manifest}, {"--metrics-file", o.metrics.file},
+	} {
+		if out.path == "" || out.path == "-" {
+			continue
+		}
+		dir := filepath.Dir(out.path)
+		if st, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("%s %s: %w", out.flag, out.path, err)
+		} else if !st.IsDir() {
+			return fmt.Errorf("%s %s: %s is not a directory", out.flag, out.path, dir)
+		}
+	}
+	return nil
 }
 
 // openInput opens the input in its format (--input-format, or

@@ -56,6 +56,8 @@ func (v *flagValues) scheduleFlags() (scheduleFlags, error) {
 func (o *options) chooseSchedule() error {
 	f := o.sched
 	switch {
+	case o.cfg.plan != nil:
+		o.replay.Schedule = o.cfg.plan.Schedule // an inference-perf config's (config.go)
 	case o.stage.sweep != nil:
 		// replayLoad gives each stage its schedule (sweep.go).
 	case len(o.stage.stages) > 0:
@@ -79,16 +81,5 @@ func (o *options) scheduleName() string {
 	if o.stage.sweep != nil {
 		return "sweep"
 	}
-	switch o.replay.Schedule.(type) {
-	case schedule.UserGap:
-		return "users"
-	case schedule.Trace:
-		return "trace"
-	case schedule.Staged:
-		return "stages"
-	}
-	if o.replay.Rate > 0 {
-		return "rate"
-	}
-	return "closed"
+	return o.replay.Shape().Name()
 }

@@ -16,7 +16,7 @@ func (v *flagValues) applyVLLM(o *options) error {
 	if v.model != "" && !v.given(&v.tokenizer) {
 		// vLLM's --model is the tokenizer's path and, unless
 		// --served-model-name is given, the model name.
-		o.tokenizer = modelTokenizer(v.model, o)
+		o.tokenizer = modelTokenizer("--model", v.model, o, false)
 	}
 	if v.servedModel != "" {
 		r.Model = v.servedModel
@@ -94,18 +94,21 @@ func (v *flagValues) applyTokenLimits(o *options) error {
 	return nil
 }
 
-// modelTokenizer is the tokenizer for vLLM's --model PATH: the model
-// directory when it holds a tokenizer mtrun can read, else the current
-// one with a warning (mtrun downloads nothing).
-func modelTokenizer(model string, o *options) string {
+// modelTokenizer is the tokenizer that setting (vLLM's --model, or an
+// inference-perf config's tokenizer) names: the model directory when it
+// holds a tokenizer mtrun can read, else the current one with a warning
+// (mtrun downloads nothing). A name that is no directory here is
+// warned about when it has a path separator, or always when named is set
+// (the setting names a tokenizer, not a served model).
+func modelTokenizer(setting, model string, o *options, named bool) string {
 	if _, err := os.Stat(model); err == nil {
 		_, err := tokenize.Load(model)
 		if err == nil {
 			return model
 		}
-		o.warnings = append(o.warnings, fmt.Sprintf("--model %s: %v; counting tokens with %s (set --tokenizer)", model, err, o.tokenizer))
-	} else if strings.ContainsRune(model, os.PathSeparator) {
-		o.warnings = append(o.warnings, fmt.Sprintf("--model %s: no such directory here, so no tokenizer from it; counting tokens with %s (set --tokenizer)", model, o.tokenizer))
+		o.warnings = append(o.warnings, fmt.Sprintf("%s %s: %v; counting tokens with %s (set --tokenizer)", setting, model, err, o.tokenizer))
+	} else if named || strings.ContainsRune(model, os.PathSeparator) {
+		o.warnings = append(o.warnings, fmt.Sprintf("%s %s: no such directory here, so no tokenizer from it; counting tokens with %s (set --tokenizer)", setting, model, o.tokenizer))
 	}
 	return o.tokenizer
 }

@@ -39,6 +39,7 @@ const (
 	thinkTimeUsage = "think time `DIST` before each user message but the first: none, a duration (2s) or a distribution (exponential:mean=2s, uniform:1s:5s)"
 	metricsUsage   = "server metrics series `FILE` (JSONL; mtrun writes it, mtstats reads it)"
 	noMetricsUsage = "no server metrics: mtrun scrapes none, mtstats reads no series"
+	configUsage    = "workload config `FILE`: vLLM's generate_conversations JSON; mtrun also runs inference-perf's YAML config (docs/inference-perf.md), told apart by content"
 	formatUsage    = "input `FORMAT`: auto (detected from each input's content) or a format name (an unknown name lists them all; docs/mtrun.md, Inputs)"
 )
 
@@ -49,6 +50,11 @@ func Seed(dst *uint64) *cli.GenericFlag {
 		dst = new(uint64)
 	}
 	return &cli.GenericFlag{Name: "seed", Value: seedValue{dst}, Usage: seedUsage, Category: CatRun}
+}
+
+// Config is -c/--config, the workload config file.
+func Config(dst *string) *cli.StringFlag {
+	return &cli.StringFlag{Name: "config", Aliases: []string{"c"}, Destination: dst, Usage: configUsage, Category: CatInput}
 }
 
 // Tokenizer is --tokenizer (-t), the token counter; def is the tool's

@@ -136,6 +136,9 @@ func (c *Conversation) Validate() error {
 		if m.TimestampMs != nil && (*m.TimestampMs < 0 || m.Role != RoleUser) {
 			return fmt.Errorf("messages[%d].timestamp_ms: only a user message has one, and it is not negative", i)
 		}
+		if m.TimestampMs != nil && *m.TimestampMs > MaxTimestampMs {
+			return fmt.Errorf("messages[%d].timestamp_ms: %g is more than %g (200 years)", i, *m.TimestampMs, float64(MaxTimestampMs))
+		}
 		if m.ThinkTimeMs < 0 {
 			return fmt.Errorf("messages[%d].think_time_ms: %g is negative", i, m.ThinkTimeMs)
 		}
@@ -177,3 +180,9 @@ func decodeConversation(data []byte, c *Conversation) error {
 	}
 	return c.Validate()
 }
+
+// MaxTimestampMs is the largest timestamp, in milliseconds, that a trace
+// or a message may carry: 200 years, under the 292 years of a
+// time.Duration, so that the trace clock never overflows (a timestamp of
+// 10^18 ms was sent at once).
+const MaxTimestampMs = 200 * 36525 * 24 * 3600 * 10 // 200 × 365.25 days, in ms

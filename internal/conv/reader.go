@@ -72,7 +72,7 @@ func (r *Reader) decode(data []byte, n int) error {
 	if err := decodeConversation(data, &r.conv); err != nil {
 		return err
 	}
-	if err := checkUTF8(data); err != nil {
+	if err := CheckUTF8(data); err != nil {
 		return err
 	}
 	if err := checkRoles(r.conv.Messages); err != nil {
@@ -183,10 +183,10 @@ func checkRoles(msgs []Message) error {
 	return nil
 }
 
-// checkUTF8 reports the field of the first string of data (one JSON value)
+// CheckUTF8 reports the field of the first string of data (one JSON value)
 // that holds bytes that are not UTF-8, or a \u escape of an unpaired UTF-16
 // surrogate: encoding/json would silently turn either into U+FFFD.
-func checkUTF8(data []byte) error {
+func CheckUTF8(data []byte) error {
 	if utf8.Valid(data) && badEscape(data) < 0 {
 		return nil
 	}

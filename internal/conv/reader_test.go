@@ -40,6 +40,8 @@ func TestReader(t *testing.T) {
 		{"no messages", `{"id":"a"}`, nil, "in.jsonl:1: messages: missing or empty"},
 		{"wrong type", `{"id":"a","messages":[{"role":"user","content":5}]}`, nil, "in.jsonl:1: messages.content: expected string, got JSON number"},
 		{"negative output", `{"id":"a","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"","output_tokens":-1}]}`, nil, "in.jsonl:1: messages[1].output_tokens: -1 is negative"},
+		// Issue 24: a far timestamp overflowed the trace clock (sent at t = 0).
+		{"timestamp past the clock", `{"id":"a","messages":[{"role":"user","content":"x","timestamp_ms":1e18}]}`, nil, "in.jsonl:1: messages[0].timestamp_ms: 1e+18 is more than"},
 		{"broken json line 3", `{"id":"a","messages":[{"role":"user","content":"hi"}]}` + "\n\n" + `{"id":`, []string{"a"}, "in.jsonl:3: invalid JSON"},
 		{"list element error", `[{"id":"a","messages":[{"role":"user","content":"hi"}]}, {"id":"b","messages":[]}]`, []string{"a"}, "in.jsonl:2: list element 2: messages: missing or empty"},
 		{"no user message", `{"id":"a","messages":[{"role":"system","content":"s"},{"role":"assistant","content":"y"}]}`, nil, "in.jsonl:1: messages: no user message"},

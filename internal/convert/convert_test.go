@@ -586,3 +586,35 @@ func FuzzRunOpenAI(f *testing.F) {
 		fuzzRun(t, data, Options{From: FormatOpenAI, MaxTurns: 3, KeepEmpty: true})
 	})
 }
+
+// TestInvalidUTF8AgreesWithMtrun: bytes that are not UTF-8, or an unpaired
+// surrogate escape, are repaired to U+FFFD, counted and warned about with
+// file:line: field, and with --strict rejected with the error mtrun's
+// reader gives for the same line (issue 24: mtconvert repaired them
+// silently and exited 0 while mtrun rejected them).
+func TestInvalidUTF8AgreesWithMtrun(t *testing.T) {
+	t.Parallel()
+	for _, line := range []string{
+		"{\"id\":\"a\",\"messages\":[{\"role\":\"user\",\"content\":\"caf\xe9\"},{\"role\":\"assistant\",\"content\":\"ok\"}]}",
+		`{"id":"a","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"x\ud800y"}]}`,
+	} {
+		r := conv.NewReader(strings.NewReader(line+"\n"), "in.jsonl")
+		for r.Scan() {
+		}
+		mtrunErr := r.Err()
+		if mtrunErr == nil {
+			t.Fatalf("%q: conv.Reader accepts it", line)
+		}
+		convs, sum, log, err := convertFiles(t, Options{}, map[string]string{"in.jsonl": line + "\n"})
+		if err != nil || len(convs) != 1 || sum.Repaired != 1 || !strings.Contains(convs[0].Messages[0].Content+convs[0].Messages[1].Content, "\ufffd") {
+			t.Errorf("%q: err %v, %d conversations, %d repaired; want 1 and 1", line, err, len(convs), sum.Repaired)
+		}
+		if want := strings.TrimPrefix(mtrunErr.Error(), "in.jsonl:1: "); !strings.Contains(log, "in.jsonl:1: "+want+": replaced by U+FFFD") {
+			t.Errorf("%q: warnings %q, want one naming in.jsonl:1: %s", line, log, want)
+		}
+		_, _, _, err = convertFiles(t, Options{Strict: true}, map[string]string{"in.jsonl": line + "\n"})
+		if err == nil || err.Error() != mtrunErr.Error() {
+			t.Errorf("%q --strict: %v, want mtrun's %v", line, err, mtrunErr)
+		}
+	}
+}

@@ -268,6 +268,16 @@ func (r *runner) convert(ctx context.Context, ordered <-chan *chunk) error {
 				}
 				continue
 			}
+			if d.rec.badText != nil {
+				// mtrun rejects such a line; here it is repaired, counted
+				// and warned about, or rejected with --strict.
+				if r.opts.Strict {
+					finishInput()
+					return &jsonl.Error{File: c.name, Line: s.line, Err: d.rec.badText}
+				}
+				r.sum.Repaired++
+				r.warnf("%s:%d: %v: replaced by U+FFFD (--strict rejects it, as mtrun does)", c.name, s.line, d.rec.badText)
+			}
 			format = d.rec.format
 			d.rec.file, d.rec.line = c.name, s.line
 			r.sum.Records++

@@ -50,6 +50,9 @@ type record struct {
 	tools []json.RawMessage
 	file  string
 	line  int
+	// badText, when set, names the first field of the source record
+	// whose invalid UTF-8 (or unpaired surrogate) was replaced by U+FFFD.
+	badText error
 }
 
 // errNoFormatKey is returned for a record with neither "conversations" nor
@@ -171,6 +174,12 @@ func (d *decoder) decode(data []byte, rec *record) error {
 	d.format, rec.format = want, want
 	if !haveID {
 		rec.id = ""
+	}
+	if sc.repaired > 0 {
+		// Rare: find the field for the warning (or the error, --strict).
+		if rec.badText = conv.CheckUTF8(data); rec.badText == nil {
+			rec.badText = errors.New("invalid UTF-8")
+		}
 	}
 	return nil
 }

@@ -16,13 +16,16 @@ type scanner struct {
 	data []byte
 	pos  int
 	buf  []byte // scratch for unescaping
+	// repaired counts the strings decoded since reset in which invalid
+	// UTF-8 or an unpaired surrogate escape became U+FFFD.
+	repaired int
 }
 
 // errSyntax is wrapped by every malformed-JSON error of the scanner.
 var errSyntax = errors.New("invalid JSON")
 
 func (s *scanner) reset(data []byte) {
-	s.data, s.pos = data, 0
+	s.data, s.pos, s.repaired = data, 0, 0
 }
 
 func (s *scanner) syntaxf(format string, args ...any) error {
@@ -210,12 +213,16 @@ func (s *scanner) rawString() ([]byte, error) {
 func (s *scanner) unquote(start, plain int) ([]byte, error) {
 	b := append(s.buf[:0], s.data[start:plain]...)
 	i := plain
+	repaired := false
 	for i < len(s.data) {
 		c := s.data[i]
 		switch {
 		case c == '"':
 			s.pos = i + 1
 			s.buf = b
+			if repaired {
+				s.repaired++
+			}
 			return b, nil
 		case c == '\\':
 			if i+1 >= len(s.data) {
@@ -253,7 +260,7 @@ func (s *scanner) unquote(start, plain int) ([]byte, error) {
 							}
 						}
 					}
-					r = unicode.ReplacementChar
+					r, repaired = unicode.ReplacementChar, true
 				}
 				b = utf8.AppendRune(b, r)
 			default:
@@ -274,7 +281,7 @@ func (s *scanner) unquote(start, plain int) ([]byte, error) {
 		default:
 			r, size := utf8.DecodeRune(s.data[i:])
 			if r == utf8.RuneError && size == 1 {
-				b = utf8.AppendRune(b, unicode.ReplacementChar)
+				b, repaired = utf8.AppendRune(b, unicode.ReplacementChar), true
 			} else {
 				b = append(b, s.data[i:i+size]...)
 			}

@@ -22,6 +22,10 @@ type Summary struct {
 	// count one each); Malformed the number skipped as malformed.
 	Records   int
 	Malformed int
+	// Repaired counts the records read whose invalid UTF-8 (or unpaired
+	// surrogate escapes) became U+FFFD; each is warned about, and with
+	// Strict it is an error, as mtrun makes it.
+	Repaired int
 	// DuplicateParts counts records dropped because the same source id
 	// already appeared among the parts of the conversation being merged.
 	DuplicateParts int
@@ -78,6 +82,9 @@ func (s *Summary) Write(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "inputs\t%d (%s), %.1f MB\n", s.Inputs, strings.Join(formats, ", "), float64(s.Bytes)/1e6)
 	fmt.Fprintf(tw, "records\t%d read, %d malformed, %d duplicate parts\n", s.Records, s.Malformed, s.DuplicateParts)
+	if s.Repaired > 0 {
+		fmt.Fprintf(tw, "repaired\t%d records with invalid UTF-8 (now U+FFFD)\n", s.Repaired)
+	}
 	fmt.Fprintf(tw, "parts\t%d joined to the part before them (%d repeated boundary messages removed), %d kept separate (same base id, not a continuation)\n",
 		s.PartsJoined, s.PartOverlaps, s.PartsSeparate)
 	fmt.Fprintf(tw, "conversations\t%d after merging parts: %d written, %d dropped\n", s.Conversations, s.Written, s.DroppedTotal())

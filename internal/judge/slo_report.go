@@ -20,6 +20,11 @@ type SLOReport struct {
 	GoodConversationShare stats.Num         `json:"good_conversation_share"`
 }
 
+// SLOMet implements stats.Verdict.
+func (s *SLOReport) SLOMet() bool { return s.Met }
+
+var _ stats.Verdict = (*SLOReport)(nil)
+
 // ObjectiveResult is one objective, its measured value and verdict.
 type ObjectiveResult struct {
 	Objective string    `json:"objective"`

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -19,8 +18,10 @@ const DefaultInterval = time.Second
 // DefaultTimeout bounds one scrape.
 const DefaultTimeout = 5 * time.Second
 
-// maxBody bounds the exposition read from one scrape.
-const maxBody = 64 << 20
+// ShortTimeout bounds the probe of a server's own endpoint and the last
+// scrape, which a slow endpoint must not make the run's start or end
+// wait for.
+const ShortTimeout = 2 * time.Second
 
 // accept asks for the text format (version 0.0.4), which every engine
 // serves, rather than OpenMetrics.
@@ -47,8 +48,14 @@ type Options struct {
 	Targets  []Target
 	Interval time.Duration // DefaultInterval when 0
 	Timeout  time.Duration // per scrape; DefaultTimeout when 0
-	RunID    string
-	Client   *http.Client // http.DefaultClient when nil
+	// EdgeTimeout bounds the first scrape, which Start waits for, and
+	// the last, at Stop (a scrape in flight then is cancelled), so that a
+	// slow endpoint holds neither the run's start nor its end;
+	// ShortTimeout when 0.
+	EdgeTimeout time.Duration
+	Limits      Limits
+	RunID       string
+	Client      *http.Client // http.DefaultClient when nil
 	// Redact cleans text derived from the URLs or the answers (errors)
 	// before it reaches the series file or Warnf.
 	Redact func(string) string
@@ -66,6 +73,11 @@ type TargetStats struct {
 	URL     string `json:"url"`
 	Scrapes int    `json:"scrapes"`
 	Failed  int    `json:"failed"`
+	// DroppedSeries counts the series left out over Limits.MaxSeries,
+	// summed over the scrapes; Truncated the scrapes cut at
+	// Limits.MaxBytes.
+	DroppedSeries int `json:"dropped_series,omitempty"`
+	Truncated     int `json:"truncated,omitempty"`
 }
 
 // Scraper scrapes every target at the interval, from Start to Stop.
@@ -75,6 +87,11 @@ type Scraper struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	stats []TargetStats
+	// ctx is cancelled EdgeTimeout after Stop: it ends the scrapes in
+	// flight then; end is that time, the last scrapes' deadline.
+	ctx    context.Context
+	cancel context.CancelFunc
+	end    time.Time
 }
 
 // Start scrapes every target once, concurrently, and returns when these
@@ -87,6 +104,10 @@ func Start(o Options, w *Writer) *Scraper {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
+	if o.EdgeTimeout <= 0 {
+		o.EdgeTimeout = ShortTimeout
+	}
+	o.Limits = o.Limits.withDefaults()
 	if o.Client == nil {
 		o.Client = http.DefaultClient
 	}
@@ -106,6 +127,7 @@ func Start(o Options, w *Writer) *Scraper {
 		}
 	}
 	s := &Scraper{o: o, w: w, stop: make(chan struct{}), stats: make([]TargetStats, len(o.Targets))}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	var first sync.WaitGroup
 	for i := range o.Targets {
 		s.stats[i].URL = o.Redact(Display(o.Targets[i].URL))
@@ -118,10 +140,16 @@ func Start(o Options, w *Writer) *Scraper {
 }
 
 // Stop scrapes every target a last time, waits for the scrapes to be
-// written and returns the counts.
+// written and returns the counts. It returns within EdgeTimeout (and the
+// time to write): the scrapes in flight and the last ones share that
+// deadline.
 func (s *Scraper) Stop() []TargetStats {
+	s.end = time.Now().Add(s.o.EdgeTimeout)
+	t := time.AfterFunc(s.o.EdgeTimeout, s.cancel)
+	defer t.Stop()
 	close(s.stop)
 	s.wg.Wait()
+	s.cancel()
 	for _, st := range s.stats {
 		if st.Failed > 0 {
 			s.o.Warnf("metrics %s: %d of %d scrapes failed", st.URL, st.Failed, st.Scrapes)
@@ -132,11 +160,29 @@ func (s *Scraper) Stop() []TargetStats {
 
 func (s *Scraper) loop(i int, first *sync.WaitGroup) {
 	defer s.wg.Done()
-	failing := false
-	scrape := func() {
-		err := s.scrape(i)
+	failing, limited := false, false
+	scrape := func(edge, last bool) {
+		sc, err := s.scrape(i, edge, last)
+		if errors.Is(err, errStopped) {
+			return // the last scrape follows
+		}
 		st := &s.stats[i]
 		st.Scrapes++
+		st.DroppedSeries += sc.Dropped
+		if sc.Truncated {
+			st.Truncated++
+		}
+		if (sc.Dropped > 0 || sc.Truncated) && !limited {
+			limited = true
+			var what []string
+			if sc.Dropped > 0 {
+				what = append(what, fmt.Sprintf("%d series dropped (over %d, --metrics-max-series)", sc.Dropped, s.o.Limits.MaxSeries))
+			}
+			if sc.Truncated {
+				what = append(what, fmt.Sprintf("the exposition cut at %d bytes (--metrics-max-bytes)", s.o.Limits.MaxBytes))
+			}
+			s.o.Warnf("metrics %s: %s; the canonical series are kept, the drops counted in the manifest (warned once)", st.URL, strings.Join(what, ", "))
+		}
 		switch {
 		case err != nil:
 			st.Failed++
@@ -149,28 +195,50 @@ func (s *Scraper) loop(i int, first *sync.WaitGroup) {
 			failing = false
 		}
 	}
-	scrape()
+	scrape(true, false)
 	first.Done()
 	tick, stopTicker := s.o.Ticker(s.o.Interval)
 	defer stopTicker()
 	for {
 		select {
 		case <-tick:
-			scrape()
+			scrape(false, false)
 		case <-s.stop:
-			scrape()
+			scrape(true, true)
 			return
 		}
 	}
 }
 
-// scrape fetches target i once and writes its samples, or an up=0 row.
-func (s *Scraper) scrape(i int) error {
+// errStopped is the error of a scrape cancelled by Stop.
+var errStopped = errors.New("stopped")
+
+// scrape fetches target i once and writes its samples, or an up=0 row:
+// within Timeout, or EdgeTimeout (when shorter) for the first and the
+// last scrape. A scrape cancelled by Stop writes nothing and returns
+// errStopped. Every text of a sample passes Redact: an endpoint may echo
+// the request's headers into names, label names and values.
+func (s *Scraper) scrape(i int, edge, last bool) (Scrape, error) {
 	t := s.o.Targets[i]
-	ctx, cancel := context.WithTimeout(context.Background(), s.o.Timeout)
+	parent, timeout := s.ctx, s.o.Timeout
+	if edge {
+		timeout = min(timeout, s.o.EdgeTimeout)
+	}
+	if last {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
+	if last {
+		ctx, cancel = context.WithDeadline(ctx, s.end)
+		defer cancel()
+	}
 	at := s.o.Now()
-	samples, err := Fetch(ctx, s.o.Client, t)
+	sc, err := Fetch(ctx, s.o.Client, t, s.o.Limits)
+	if err != nil && !last && s.ctx.Err() != nil {
+		return sc, errStopped
+	}
+	samples := sc.Samples
 	up := Sample{Name: Up, Type: "gauge", Labels: map[string]string{}}
 	if err != nil {
 		up.Error = s.o.Redact(err.Error())
@@ -182,20 +250,29 @@ func (s *Scraper) scrape(i int) error {
 	samples = append(samples, up)
 	url := s.stats[i].URL
 	for k := range samples {
-		samples[k].RunID, samples[k].Time, samples[k].Replica, samples[k].URL = s.o.RunID, at.UTC(), i, url
+		smp := &samples[k]
+		smp.RunID, smp.Time, smp.Replica, smp.URL = s.o.RunID, at.UTC(), i, url
+		smp.Name = s.o.Redact(smp.Name)
+		if len(smp.Labels) > 0 {
+			labels := make(map[string]string, len(smp.Labels))
+			for k, v := range smp.Labels {
+				labels[s.o.Redact(k)] = s.o.Redact(v)
+			}
+			smp.Labels = labels
+		}
 	}
 	if werr := s.w.Write(samples); werr != nil && err == nil {
 		err = fmt.Errorf("writing the series: %w", werr)
 	}
-	return err
+	return sc, err
 }
 
-// Fetch scrapes t once. An answer that is not a 200 in the text
-// exposition format is an error.
-func Fetch(ctx context.Context, c *http.Client, t Target) ([]Sample, error) {
+// Fetch scrapes t once, within l. An answer that is not a 200 in the
+// text exposition format is an error.
+func Fetch(ctx context.Context, c *http.Client, t Target, l Limits) (Scrape, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL, nil)
 	if err != nil {
-		return nil, err
+		return Scrape{}, err
 	}
 	for k, vs := range t.Header {
 		req.Header[k] = vs
@@ -207,27 +284,26 @@ func Fetch(ctx context.Context, c *http.Client, t Target) ([]Sample, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL is said by the caller, without its userinfo
 		}
-		return nil, err
+		return Scrape{}, err
 	}
-	defer func() {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
-		resp.Body.Close()
-	}()
+	// The body is not drained: a connection whose body was not read to
+	// the end is closed, and the next scrape opens another.
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("HTTP %s", resp.Status)
+		return Scrape{}, fmt.Errorf("HTTP %s", resp.Status)
 	}
 	ct := resp.Header.Get("Content-Type")
 	if mt, _, _ := mime.ParseMediaType(ct); ct != "" && mt != "text/plain" {
-		return nil, &notExpositionError{contentType: ct}
+		return Scrape{}, &notExpositionError{contentType: ct}
 	}
-	samples, err := Parse(io.LimitReader(resp.Body, maxBody))
+	sc, err := ParseLimited(resp.Body, l)
 	if err != nil {
-		return nil, err
+		return sc, err
 	}
-	if len(samples) == 0 {
-		return nil, errors.New("empty exposition")
+	if len(sc.Samples) == 0 {
+		return sc, errors.New("empty exposition")
 	}
-	return samples, nil
+	return sc, nil
 }
 
 // Probe reports whether t answers in the text exposition format.
@@ -235,9 +311,9 @@ func Probe(ctx context.Context, c *http.Client, t Target) error {
 	if c == nil {
 		c = http.DefaultClient
 	}
-	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
+	ctx, cancel := context.WithTimeout(ctx, ShortTimeout)
 	defer cancel()
-	_, err := Fetch(ctx, c, t)
+	_, err := Fetch(ctx, c, t, Limits{})
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/mtkit/mtkit/internal/report"
 	"github.com/mtkit/mtkit/internal/stats"
 	"github.com/mtkit/mtkit/internal/sweep"
+	"github.com/mtkit/mtkit/internal/workbook"
 )
 
 // Report builds the report of what was read so far. It sorts samples in
@@ -34,8 +35,8 @@ func (c *collector) report(objs []judge.Objective, compare bool) *report.Report 
 	}
 	rep.Series = c.all.Series()
 	rep.Raw = c.raw
-	if len(rep.Raw) > report.MaxXLSXRows {
-		rep.Raw = rep.Raw[:report.MaxXLSXRows]
+	if len(rep.Raw) > workbook.MaxRows {
+		rep.Raw = rep.Raw[:workbook.MaxRows]
 	}
 	keys := make([]string, 0, len(c.groups))
 	for k := range c.groups {
@@ -62,8 +63,15 @@ func (c *collector) report(objs []judge.Objective, compare bool) *report.Report 
 		}
 	}
 	rep.Turns = stats.TurnGroups(c.turns)
-	if c.slo != nil {
-		rep.SLO = c.sloReport(rep, objs)
+	switch {
+	case c.slo != nil && compare:
+		// Issue 23: one verdict over the pooled inputs answered nothing;
+		// each input gets its own, and its goodput.
+		for _, g := range rep.Groups {
+			g.SLO = sloOf(g, c.groups[g.Key], c.groupTurnAccs(g.Key), objs)
+		}
+	case c.slo != nil:
+		rep.SLO = sloOf(rep.Summary, c.all, c.turns, objs)
 	}
 	if compare {
 		rep.Compare = stats.Compare(rep.Groups, rep.Only)
@@ -85,21 +93,32 @@ func (c *collector) report(objs []judge.Objective, compare bool) *report.Report 
 	return rep
 }
 
-func (c *collector) sloReport(rep *report.Report, objs []judge.Objective) *judge.SLOReport {
+// groupTurnAccs is the per-turn accumulators of the --compare input
+// labelled key (nil when none were kept).
+func (c *collector) groupTurnAccs(key string) map[int]*stats.Acc {
+	if c.groupTurns == nil {
+		return nil
+	}
+	return c.groupTurns[key]
+}
+
+// sloOf judges objs over the requests of a (summarised as g, whose
+// goodput figures it sets), turn objectives over turns.
+func sloOf(g *stats.Group, a *stats.Acc, turns map[int]*stats.Acc, objs []judge.Objective) *judge.SLOReport {
 	s := &judge.SLOReport{Met: true}
-	s.Requests, s.GoodRequests, s.Conversations, s.GoodConversations = c.all.SLOCounts()
+	s.Requests, s.GoodRequests, s.Conversations, s.GoodConversations = a.SLOCounts()
 	s.GoodRequestShare = stats.Ratio(float64(s.GoodRequests), float64(s.Requests))
 	s.Goodput = stats.Num(math.NaN())
-	if rt := float64(rep.Summary.RuntimeSec); rt > 0 {
+	if rt := float64(g.RuntimeSec); rt > 0 {
 		s.Goodput = stats.Num(float64(s.GoodRequests) / rt)
 	}
 	s.GoodConversationShare = stats.Ratio(float64(s.GoodConversations), float64(s.Conversations))
-	rep.Summary.GoodRequests = &s.GoodRequests
+	g.GoodRequests = &s.GoodRequests
 	gp := s.Goodput
-	rep.Summary.Goodput = &gp
-	rep.Summary.Conversations.MetSLO = &s.GoodConversations
+	g.Goodput = &gp
+	g.Conversations.MetSLO = &s.GoodConversations
 	for _, o := range objs {
-		res := judge.Evaluate(o, c.all, c.turns)
+		res := judge.Evaluate(o, a, turns)
 		s.Met = s.Met && res.Met
 		s.Objectives = append(s.Objectives, res)
 	}

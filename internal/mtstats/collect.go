@@ -10,7 +10,9 @@ import (
 	"github.com/mtkit/mtkit/internal/judge"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/report"
+	"github.com/mtkit/mtkit/internal/retention"
 	"github.com/mtkit/mtkit/internal/stats"
+	"github.com/mtkit/mtkit/internal/workbook"
 )
 
 // maxReported is how many malformed lines are printed before the rest are
@@ -54,6 +56,10 @@ type collector struct {
 	stages   *judge.Stages            // records of staged runs and sweeps, per stage (stages.go)
 	stagesBy map[string]*judge.Stages // --compare: each input's stages
 	capacity *judge.CapacityFile      // --capacity (capacity.go)
+	// ret is the cache retention pass over every record but duplicates,
+	// retBy each --compare input's; both nil with --only.
+	ret   *retention.Pass
+	retBy map[string]*retention.Pass
 }
 
 func newCollector(o *Options, filter stats.Filter, objs []judge.Objective) (*collector, error) {
@@ -72,7 +78,11 @@ func newCollector(o *Options, filter stats.Filter, objs []judge.Objective) (*col
 	if needTurns {
 		c.turns = map[int]*stats.Acc{}
 	}
-	if o.HTML != "" && o.Compare {
+	turnObjective := false
+	for _, ob := range objs {
+		turnObjective = turnObjective || ob.Turn >= 0
+	}
+	if o.Compare && (o.HTML != "" || turnObjective) {
 		c.groupTurns = map[string]map[int]*stats.Acc{}
 	}
 	gb, err := groupFunc(o.By)
@@ -100,6 +110,13 @@ func newCollector(o *Options, filter stats.Filter, objs []judge.Objective) (*col
 	c.stages = judge.NewStages(objs)
 	if o.Compare {
 		c.stagesBy = map[string]*judge.Stages{}
+	}
+	switch {
+	case o.only != nil:
+	case o.Compare:
+		c.retBy = map[string]*retention.Pass{}
+	default:
+		c.ret = retention.New()
 	}
 	return c, nil
 }
@@ -317,11 +334,14 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 		c.in.Duplicates++
 		return nil
 	}
-	if !r.Measured() && !c.opts.IncludeWarmup {
+	warmup := !r.Measured() && !c.opts.IncludeWarmup
+	match := !warmup && c.filter.Match(r)
+	c.retain(r, label, match)
+	if warmup {
 		c.in.Warmup++
 		return nil
 	}
-	if !c.filter.Match(r) {
+	if !match {
 		c.in.FilteredOut++
 		return nil
 	}
@@ -349,10 +369,10 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 		c.stages.Add(r) // staged runs only: it keeps its own samples
 	}
 	if c.opts.XLSX != "" {
-		if len(c.raw) < report.MaxXLSXRows {
+		if len(c.raw) < workbook.MaxRows {
 			c.raw = append(c.raw, report.RawRow(r))
-		} else if len(c.raw) == report.MaxXLSXRows {
-			fmt.Fprintf(c.opts.Err, "%s: more than %d records; the Raw data sheet holds the first ones\n", c.opts.XLSX, report.MaxXLSXRows)
+		} else if len(c.raw) == workbook.MaxRows {
+			fmt.Fprintf(c.opts.Err, "%s: more than %d records; the Raw data sheet holds the first ones\n", c.opts.XLSX, workbook.MaxRows)
 			c.raw = append(c.raw, nil)
 		}
 	}
@@ -366,6 +386,22 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 		t.Add(r, good)
 	}
 	return nil
+}
+
+// retain adds r to the cache retention pass of its input: every request
+// touched the server's cache, counted (profiled) or not.
+func (c *collector) retain(r *record.Record, label string, counted bool) {
+	p := c.ret
+	if c.retBy != nil {
+		p = c.retBy[label]
+		if p == nil {
+			p = retention.New()
+			c.retBy[label] = p
+		}
+	}
+	if p != nil {
+		p.Add(r, counted)
+	}
 }
 
 // addGroup accounts the measured record r of the input labelled label in

@@ -7,10 +7,10 @@ import "github.com/mtkit/mtkit/internal/record"
 // option asks for them (--where, --by, --user-gaps, --xlsx): every other
 // field is read, a field added to the record included.
 var unreadColumns = map[string]bool{
-	"model": true, "first_token": true, "ttft_content_ns": true, "reasoning_tokens": true,
-	"dropped_messages": true, "max_tokens": true, "min_tokens": true, "reasoning_chunks": true,
+	"model": true, "first_token": true,
+	"dropped_messages": true, "max_tokens": true, "min_tokens": true,
 	"finish_reason": true, "status": true, "error": true, "server_extra": true,
-	"verify_mismatch": true, "attempt": true, "choice": true, "client": true,
+	"attempt": true, "choice": true, "client": true,
 }
 
 // columns returns the record fields the report of o needs, or nil for

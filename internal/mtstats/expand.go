@@ -11,9 +11,10 @@ import (
 
 // ExpandInputs expands directories and glob patterns among inputs into
 // the record files they hold, in name order. A directory of Parquet
-// parts (mtrun --records DIR.parquet) stays one input; any other
-// directory becomes its *.jsonl, *.jsonl.gz, *.jsonl.zst and *.parquet
-// entries (run manifests and other files are skipped). A pattern (with
+// parts (mtrun --records DIR.parquet, record.IsPartsDir) stays one
+// input; any other directory becomes its *.jsonl, *.jsonl.gz, *.jsonl.zst
+// and *.parquet entries (run manifests, server-metrics series and other
+// files are skipped). A pattern (with
 // * ? or [) that names no existing file is matched with filepath.Glob.
 // "label=dir" labels each file "label/NAME".
 func ExpandInputs(inputs []string) ([]string, error) {
@@ -42,7 +43,9 @@ func ExpandInputs(inputs []string) ([]string, error) {
 				return nil, fmt.Errorf("%s: no file matches", in.Path)
 			}
 			for _, m := range matches {
-				out = append(out, name(m))
+				if !isSeries(m) {
+					out = append(out, name(m))
+				}
 			}
 		case err == nil && st.IsDir():
 			files, err := recordFiles(in.Path)
@@ -62,10 +65,23 @@ func ExpandInputs(inputs []string) ([]string, error) {
 	return out, nil
 }
 
+// isSeries reports whether name is a server-metrics series file that
+// mtrun writes next to its records (RUN.metrics.jsonl[.gz|.zst]): never
+// records. The series of a directory's one run is still read, as the
+// series next to its records file (pairSeries).
+func isSeries(name string) bool {
+	for _, ext := range []string{".metrics.jsonl", ".metrics.jsonl.gz", ".metrics.jsonl.zst"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
+}
+
 // recordFiles lists the record inputs of dir; nil when dir holds Parquet
 // parts itself (it is one input) or nothing.
 func recordFiles(dir string) ([]string, error) {
-	if parts, _ := filepath.Glob(filepath.Join(dir, "part-*.parquet")); len(parts) > 0 {
+	if record.IsPartsDir(dir) {
 		return nil, nil
 	}
 	entries, err := os.ReadDir(dir)
@@ -75,7 +91,7 @@ func recordFiles(dir string) ([]string, error) {
 	var files []string
 	for _, e := range entries {
 		n := e.Name()
-		if strings.HasPrefix(n, ".") {
+		if strings.HasPrefix(n, ".") || isSeries(n) {
 			continue
 		}
 		for _, ext := range []string{".jsonl", ".jsonl.gz", ".jsonl.zst", ".parquet"} {

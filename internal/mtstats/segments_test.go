@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/manifest"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/report"
 	"github.com/mtkit/mtkit/internal/stats"
@@ -22,7 +23,9 @@ import (
 func TestExpandInputs(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	for _, n := range []string{"seg-0.jsonl", "seg-1.jsonl.zst", "seg-2.jsonl.gz", "seg-0.manifest.json", "notes.txt", ".seg-9.jsonl"} {
+	// Issue 24: the series files were read as records (72 "malformed").
+	for _, n := range []string{"seg-0.jsonl", "seg-1.jsonl.zst", "seg-2.jsonl.gz", "seg-0.manifest.json", "notes.txt", ".seg-9.jsonl",
+		"seg-0.metrics.jsonl", "seg-1.metrics.jsonl.zst"} {
 		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -32,6 +35,14 @@ func TestExpandInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(parts, "part-000000.parquet"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A run killed before its first part closed (issue 24: an error).
+	killed := filepath.Join(dir, "seg-4.parquet")
+	if err := os.Mkdir(killed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(killed, ".part-000000.parquet.tmp"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	empty := filepath.Join(dir, "empty")
@@ -47,10 +58,11 @@ func TestExpandInputs(t *testing.T) {
 	}{
 		{"stdin and files stay", []string{"-", p("seg-0.jsonl"), "missing.jsonl"}, []string{"-", p("seg-0.jsonl"), "missing.jsonl"}, ""},
 		{"a directory: its record files in name order", []string{dir},
-			[]string{p("seg-0.jsonl"), p("seg-1.jsonl.zst"), p("seg-2.jsonl.gz"), p("seg-3.parquet")}, ""},
+			[]string{p("seg-0.jsonl"), p("seg-1.jsonl.zst"), p("seg-2.jsonl.gz"), p("seg-3.parquet"), p("seg-4.parquet")}, ""},
 		{"a directory of Parquet parts is one input", []string{parts}, []string{parts}, ""},
+		{"a parts directory without parts is one input", []string{killed}, []string{killed}, ""},
 		{"a labelled directory", []string{"run=" + dir},
-			[]string{"run/seg-0.jsonl=" + p("seg-0.jsonl"), "run/seg-1.jsonl.zst=" + p("seg-1.jsonl.zst"), "run/seg-2.jsonl.gz=" + p("seg-2.jsonl.gz"), "run/seg-3.parquet=" + p("seg-3.parquet")}, ""},
+			[]string{"run/seg-0.jsonl=" + p("seg-0.jsonl"), "run/seg-1.jsonl.zst=" + p("seg-1.jsonl.zst"), "run/seg-2.jsonl.gz=" + p("seg-2.jsonl.gz"), "run/seg-3.parquet=" + p("seg-3.parquet"), "run/seg-4.parquet=" + p("seg-4.parquet")}, ""},
 		{"a glob", []string{p("seg-*.jsonl*")}, []string{p("seg-0.jsonl"), p("seg-1.jsonl.zst"), p("seg-2.jsonl.gz")}, ""},
 		{"a glob that matches nothing", []string{p("x-*.jsonl")}, nil, "no file matches"},
 		{"a directory without records", []string{empty}, nil, "no record files"},
@@ -215,7 +227,7 @@ func TestSegmentsInferredAndBadManifest(t *testing.T) {
 	// One unsplit run (its manifest says segment 0/1, as mtrun writes it):
 	// no segment view.
 	single := writeTemp(t, "one.jsonl", statstest.JSONL(t, statstest.Records(statstest.Config{Seed: 1, Run: "one", Convs: 3, MaxTurns: 2})))
-	if err := os.WriteFile(stats.ManifestFor(single), []byte(`{"run_id":"one","host":"h","settings":{"segment":"0/1"}}`), 0o644); err != nil {
+	if err := os.WriteFile(manifest.Path("", single), []byte(`{"run_id":"one","host":"h","settings":{"segment":"0/1"}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if rep, _, _ := segmentsOf(t, Options{Inputs: []string{single}}); rep != nil {
@@ -223,5 +235,43 @@ func TestSegmentsInferredAndBadManifest(t *testing.T) {
 	}
 	if math.IsNaN(float64(r.StartSpreadMs)) {
 		t.Error("no start spread")
+	}
+}
+
+// TestEmptyPartsDir: the Parquet directory of a run killed before its
+// first part closed reads as 0 records, as an empty JSONL file does (issue
+// 24: it was an error), alone and beside records.
+func TestEmptyPartsDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	killed := filepath.Join(dir, "k.parquet")
+	if err := os.Mkdir(killed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(killed, ".part-000000.parquet.tmp"), []byte("PAR1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	emptyJSONL := filepath.Join(dir, "e.jsonl")
+	if err := os.WriteFile(emptyJSONL, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(inputs ...string) (string, error) {
+		var out, errb bytes.Buffer
+		err := Run(context.Background(), Options{Inputs: inputs, Out: &out, Err: &errb, Format: "json"})
+		return out.String() + errb.String(), err
+	}
+	gotK, errK := run(killed)
+	gotE, errE := run(emptyJSONL)
+	if fmt.Sprint(errK) != fmt.Sprint(errE) || gotK != gotE {
+		t.Errorf("killed parts directory: %q, %v; empty JSONL: %q, %v", gotK, errK, gotE, errE)
+	}
+	recs := filepath.Join(dir, "r.jsonl")
+	if err := os.WriteFile(recs, statstest.JSONL(t, statstest.Records(statstest.Config{Seed: 1, Run: "r1", Convs: 4, MaxTurns: 3})), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withK, err1 := run(killed, recs)
+	alone, err2 := run(recs)
+	if err1 != nil || err2 != nil || withK != alone {
+		t.Errorf("records beside the killed directory: %v, %v\n%s\nalone:\n%s", err1, err2, withK, alone)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mtkit/mtkit/internal/report"
+	"github.com/mtkit/mtkit/internal/retention"
 	"github.com/mtkit/mtkit/internal/serverstats"
 )
 
@@ -31,4 +32,26 @@ func (c *collector) attachServer(rep *report.Report) error {
 	}
 	rep.Server = sr
 	return nil
+}
+
+// attachRetention adds the cache retention analysis to rep: of all
+// records, with the tiers of the server report when it has them, or of
+// each --compare input. The caller holds c.mu.
+func (c *collector) attachRetention(rep *report.Report) {
+	if c.ret != nil {
+		var o retention.Options
+		if rep.Server != nil && rep.Server.Tiers != nil {
+			o.Tiers = make([]retention.TierInterval, len(rep.Server.Tiers))
+			for i, h := range rep.Server.Tiers {
+				o.Tiers[i] = retention.TierInterval(h)
+			}
+		}
+		rep.Retention = c.ret.Result(o)
+		return
+	}
+	for _, f := range c.in.Files {
+		if p := c.retBy[f.Label]; p != nil {
+			rep.RetentionByInput = append(rep.RetentionByInput, report.LabeledRetention{Key: f.Label, Result: p.Result(retention.Options{})})
+		}
+	}
 }

@@ -190,6 +190,7 @@ func Run(ctx context.Context, o Options) error {
 		case <-tick:
 			c.mu.Lock()
 			rep := c.report(objs, o.Compare)
+			c.attachRetention(rep)
 			rep.Live = true
 			err := report.Render(o.Out, rep, o.Format)
 			c.mu.Unlock()
@@ -219,6 +220,7 @@ func (c *collector) finish(objs []judge.Objective, partial bool) error {
 	if err := c.attachServer(rep); err != nil {
 		return err
 	}
+	c.attachRetention(rep)
 	if c.in.Duplicates > 0 {
 		fmt.Fprintf(o.Err, "%d duplicate records (same run_id, shard, seq) counted once\n", c.in.Duplicates)
 	}
@@ -245,7 +247,7 @@ func (c *collector) finish(objs []judge.Objective, partial bool) error {
 			return err
 		}
 	}
-	if o.Check && rep.SLO != nil && !rep.SLO.Met {
+	if o.Check && !rep.SLOMet() {
 		return ErrCheckFailed
 	}
 	if rep.Capacity != nil && rep.Capacity.Capacity < o.MinCapacity {

@@ -344,6 +344,91 @@ func TestHTMLAndXLSX(t *testing.T) {
 	checkXLSX(t, xlsx, m, len(recs))
 }
 
+// TestCompareSLO: --compare --slo judges each input on its own requests,
+// in JSON, text and HTML, and --check fails when one input misses (issue
+// 23: one verdict over the pooled inputs, no slo in groups[*]).
+func TestCompareSLO(t *testing.T) {
+	t.Parallel()
+	a := statstest.Records(statstest.Config{Seed: 3, Run: "a", Convs: 30, MaxTurns: 4, ITL: true})
+	b := statstest.Records(statstest.Config{Seed: 4, Run: "b", Convs: 20, MaxTurns: 6, ITL: true})
+	for _, r := range b { // b is slow: every TTFT 10 s
+		if r.TTFTNs != nil {
+			*r.TTFTNs = 10e9
+		}
+	}
+	pa, pb := writeTemp(t, "a.jsonl", statstest.JSONL(t, a)), writeTemp(t, "b.jsonl", statstest.JSONL(t, b))
+	html := filepath.Join(t.TempDir(), "c.html")
+	o := Options{Inputs: []string{"before=" + pa, "after=" + pb}, Compare: true, SLO: "ttft_p95<=5s", HTML: html}
+	m, _ := runJSON(t, o)
+	if m["slo"] != nil {
+		t.Errorf("a pooled slo under --compare: %v", m["slo"])
+	}
+	groups := m["groups"].([]any)
+	for i, want := range []bool{true, false} {
+		g := groups[i].(map[string]any)
+		slo, _ := g["slo"].(map[string]any)
+		if slo == nil || slo["met"] != want || slo["requests"] != g["requests"] || g["goodput"] == nil {
+			t.Errorf("group %v: slo %v, want met %v over its own %v requests, and goodput", g["key"], slo, want, g["requests"])
+		}
+	}
+	page, _ := os.ReadFile(html)
+	if n := strings.Count(string(page), "SLO; goodput"); n != 2 {
+		t.Errorf("HTML has %d SLO cards, want one per input", n)
+	}
+	var out, errb bytes.Buffer
+	o.Out, o.Err, o.HTML, o.Check = &out, &errb, "", true
+	if err := Run(context.Background(), o); !errors.Is(err, ErrCheckFailed) {
+		t.Errorf("--check with one input missing: %v", err)
+	}
+	for _, want := range []string{"SLO of before: met", "SLO of after: NOT MET"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestReasoning: records of a reasoning model get the time to the first
+// content token beside TTFT, and their reasoning tokens and chunks, in
+// the summary, per turn and in the HTML; an SLO can use either TTFT
+// (issue 23: TTFT 28 ms was the first reasoning token, and the 237 ms to
+// visible text was not shown).
+func TestReasoning(t *testing.T) {
+	t.Parallel()
+	recs := statstest.Records(statstest.Config{Seed: 5, Run: "r", Convs: 10, MaxTurns: 3, ITL: true})
+	for i := range recs {
+		r := &recs[i]
+		if r.TTFTNs == nil {
+			continue
+		}
+		*r.TTFTNs = 28e6
+		r.TTFTContentNs = record.Ptr(int64(237e6))
+		r.ReasoningTokens, r.ReasoningChunks = record.Ptr(int64(40)), 40
+	}
+	p := writeTemp(t, "r.jsonl", statstest.JSONL(t, recs))
+	html := filepath.Join(t.TempDir(), "r.html")
+	m, _ := runJSON(t, Options{Inputs: []string{p}, HTML: html, SLO: "ttft_p95<=100ms,ttft_content_p95<=100ms"})
+	metrics := get(m, "summary", "metrics").(map[string]any)
+	for name, want := range map[string]float64{"ttft_ms": 28, "ttft_content_ms": 237, "reasoning_num_tokens": 40, "reasoning_num_chunks": 40} {
+		d, _ := metrics[name].(map[string]any)
+		if d == nil || d["p50"] != want {
+			t.Errorf("summary %s = %v, want p50 %g", name, d, want)
+		}
+	}
+	objs := get(m, "slo", "objectives").([]any)
+	if len(objs) != 2 || objs[0].(map[string]any)["met"] != true || objs[1].(map[string]any)["met"] != false {
+		t.Errorf("ttft met (28 ms), ttft_content missed (237 ms): %v", objs)
+	}
+	if page, _ := os.ReadFile(html); !strings.Contains(string(page), "first content token p50 / p99 (ms)") {
+		t.Error("HTML has no first-content-token card")
+	}
+	by, _ := runJSON(t, Options{Inputs: []string{p}, By: "turn", ByDetail: "full"})
+	for _, g := range by["groups"].([]any) {
+		if _, ok := g.(map[string]any)["metrics"].(map[string]any)["ttft_content_ms"]; !ok {
+			t.Errorf("turn %v has no ttft_content_ms", g.(map[string]any)["key"])
+		}
+	}
+}
+
 // TestHTMLCompare: under --compare every chart has one line per input,
 // drawn against seconds since each run's start, and the values of the
 // percentile chart are each input's own quantiles; records with a backend

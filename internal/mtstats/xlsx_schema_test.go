@@ -19,6 +19,7 @@ import (
 	"github.com/mtkit/mtkit/internal/record/recordtest"
 	"github.com/mtkit/mtkit/internal/report"
 	"github.com/mtkit/mtkit/internal/stats/statstest"
+	"github.com/mtkit/mtkit/internal/workbook"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -148,7 +149,7 @@ func cellText(v any) string {
 	case time.Time:
 		return x.UTC().Format(time.RFC3339Nano)
 	case []int64:
-		return report.ListCell(x)
+		return workbook.ListCell(x)
 	}
 	panic("no cell text for a field value")
 }

@@ -115,6 +115,10 @@ func (f *Files) Scan() bool {
 				return false
 			}
 			in, err := f.nextInput()
+			if errors.Is(err, errNoInput) {
+				f.err = nil
+				return false
+			}
 			if err == nil {
 				if len(f.ahead) > 0 && f.ahead[0].path == in.Path {
 					f.source, f.ahead = f.ahead[0], f.ahead[1:]

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -174,8 +175,28 @@ func (e *PartsEncoder) Close() error {
 	return nil
 }
 
+// IsPartsDir reports whether dir is a PartsEncoder's directory: it holds
+// a closed part, or a part being written (.part-N.parquet.tmp), or is
+// named *.parquet (a run killed before its first part was written).
+func IsPartsDir(dir string) bool {
+	if !isDir(dir) {
+		return false
+	}
+	if strings.HasSuffix(strings.TrimRight(dir, `/\`), ".parquet") {
+		return true
+	}
+	for _, pat := range []string{partPattern, ".part-*.parquet.tmp"} {
+		if m, _ := filepath.Glob(filepath.Join(dir, pat)); len(m) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Parts lists the closed part files of a PartsEncoder's directory (every
-// *.parquet in it), in name order.
+// *.parquet in it), in name order; none, without an error, for a parts
+// directory that has no closed part yet (IsPartsDir): it holds 0
+// records, as an empty JSONL file does.
 func Parts(dir string) ([]string, error) {
 	parts, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
 	if err != nil {
@@ -187,7 +208,7 @@ func Parts(dir string) ([]string, error) {
 			files = append(files, p)
 		}
 	}
-	if len(files) == 0 {
+	if len(files) == 0 && !IsPartsDir(dir) {
 		return nil, fmt.Errorf("%s: directory holds no Parquet files (*.parquet)", dir)
 	}
 	slices.Sort(files)
@@ -203,8 +224,15 @@ func isDir(path string) bool {
 // nextInput is the next input of f: a queued part, or the next path; a
 // directory (as CreateParts writes) is read as its parts, in name order,
 // under the directory's label.
+// errNoInput is nextInput's answer when no input is left (the last
+// paths were parts directories without parts).
+var errNoInput = errors.New("no input left")
+
 func (f *Files) nextInput() (Input, error) {
-	if len(f.queue) == 0 {
+	for len(f.queue) == 0 {
+		if f.idx >= len(f.Paths) {
+			return Input{}, errNoInput
+		}
 		in := ParseInput(f.Paths[f.idx])
 		f.idx++
 		if in.Path == "-" || in.Path == "" || !isDir(in.Path) {

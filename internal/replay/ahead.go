@@ -28,9 +28,12 @@ const (
 	// aheadStart is how far into the schedule the window is filled before
 	// the run's clock starts.
 	aheadStart = time.Second
-	// aheadMargin is the time kept free before the next start, beyond the
-	// longest recent build, when the window is filled between starts.
-	aheadMargin = time.Millisecond
+	// aheadMargin is the time kept free before the next start, beyond
+	// twice the longest recent build, when the window is filled between
+	// starts: on a loaded machine a build's wall time varies (with the
+	// longest recent build plus 1 ms, whole bursts of a trace went 10-100
+	// ms late at load 33; with twice it plus 10 ms, p99 4-12 ms).
+	aheadMargin = 10 * time.Millisecond
 )
 
 // aheadBounds bounds a look-ahead window.
@@ -54,7 +57,8 @@ type window struct {
 	bytes int
 	// cost is the longest recent time to read and build one arrival
 	// (decaying by an eighth per arrival): the window is filled between
-	// starts only while the next start leaves that much time.
+	// starts only while the next start leaves twice that much time and
+	// aheadMargin.
 	cost time.Duration
 }
 
@@ -84,7 +88,7 @@ func (w *window) full() bool {
 // leaves reports whether the next start, at deadline, leaves time to
 // read and build one more arrival first.
 func (w *window) leaves(deadline time.Time) bool {
-	return time.Until(deadline) > w.cost+aheadMargin
+	return time.Until(deadline) > 2*w.cost+aheadMargin
 }
 
 // newWindow returns the look-ahead window of arrivals, empty.

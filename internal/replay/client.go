@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mtkit/mtkit/internal/httpwire"
@@ -32,6 +33,9 @@ type client struct {
 	headers    http.Header
 	api        API
 	stream     bool
+	// answered is set once any response head has come: the server is
+	// alive (see runner.watchHung).
+	answered atomic.Bool
 }
 
 func newClient(o *Options, concurrency int) *client {
@@ -137,9 +141,10 @@ type ModelInfo struct {
 	MaxModelLen int    `json:"max_model_len"`
 }
 
-// models lists the server's models.
-func (c *client) models(ctx context.Context) ([]ModelInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+// models lists the server's models, within timeout.
+func (c *client) models(ctx context.Context, timeout time.Duration) ([]ModelInfo, error) {
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := c.newRequest(ctx, http.MethodGet, c.base+"/models", nil)
 	if err != nil {
@@ -147,8 +152,12 @@ func (c *client) models(ctx context.Context) ([]ModelInfo, error) {
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if ctx.Err() != nil && parent.Err() == nil {
+			return nil, &hungError{base: c.base, what: "GET " + c.base + "/models", after: timeout}
+		}
 		return nil, fmt.Errorf("GET %s/models: %w", c.base, err)
 	}
+	c.answered.Store(true)
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if resp.StatusCode != http.StatusOK {
@@ -219,6 +228,9 @@ func (c *client) do(ctx context.Context, body []byte, session http.Header, timeo
 		a.Resp.End = time.Now()
 		a.Err, a.Class = err, classify(ctx, deadline, err)
 		return a
+	}
+	if !c.answered.Load() {
+		c.answered.Store(true)
 	}
 	defer func() {
 		// Drain a finished response so the connection is reused, but not

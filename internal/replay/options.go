@@ -82,6 +82,12 @@ type Options struct {
 	// backend (the replica a router chose).
 	BackendHeader  string
 	RequestTimeout time.Duration
+	// ProbeTimeout bounds the start-up GET /v1/models
+	// (DefaultProbeTimeout when 0); HungAfter is how long the first
+	// response head may take after the first request before the run
+	// stops (DefaultHungAfter when 0; see watchHung).
+	ProbeTimeout time.Duration
+	HungAfter    time.Duration
 
 	// Output length per turn: from the dataset, clamped to
 	// [LimitMinTokens, LimitMaxTokens] when those are > 0 (vLLM's
@@ -233,6 +239,12 @@ func (o Options) withDefaults() Options {
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = DefaultRequestTimeout
 	}
+	if o.ProbeTimeout <= 0 {
+		o.ProbeTimeout = DefaultProbeTimeout
+	}
+	if o.HungAfter <= 0 {
+		o.HungAfter = DefaultHungAfter
+	}
 	if o.OnFailure == "" {
 		o.OnFailure = ContinueConversation
 	}
@@ -245,7 +257,7 @@ func (o Options) withDefaults() Options {
 	if o.Think == nil {
 		o.Think = thinkFile
 	}
-	if st, ok := o.Schedule.(schedule.Stager); ok && o.Duration <= 0 {
+	if st, ok := o.Schedule.(schedule.Stager); ok && o.Duration <= 0 && st.End() < schedule.NoEnd {
 		o.Duration = st.End() // a staged run ends with its last stage
 	}
 	return o
@@ -268,8 +280,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("clamp-min-tokens %d is above clamp-max-tokens %d", o.LimitMinTokens, o.LimitMaxTokens)
 	case o.FixedMinTokens > 0 && o.FixedMaxTokens > 0 && o.FixedMinTokens > o.FixedMaxTokens:
 		return fmt.Errorf("limit-min-tokens %d is above limit-max-tokens %d", o.FixedMinTokens, o.FixedMaxTokens)
-	case o.Schedule != nil && schedule.Check(o.Schedule) != nil:
-		return schedule.Check(o.Schedule)
+	case o.Schedule != nil && o.Schedule.Validate() != nil:
+		return o.Schedule.Validate()
 	case o.Loop && o.Duration <= 0 && o.MaxRequests <= 0:
 		return errors.New("loop: needs --duration or --max-requests to end")
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 )
 
 // FailFastAttempts is how many attempts may fail to connect (connection
@@ -56,4 +57,52 @@ func (r *runner) stopIfUnreachable(a *attempt) bool {
 	r.mu.Unlock()
 	r.cancelStop()
 	return true
+}
+
+// DefaultProbeTimeout bounds the start-up GET /v1/models: a server that
+// accepts connections but never answers is caught in seconds, not after
+// the 30 s it waited before (issue 24).
+const DefaultProbeTimeout = 5 * time.Second
+
+// DefaultHungAfter is how long after the first request is sent the run
+// waits for the first response head from the server. When none has come
+// by then (every request so far accepted but unanswered), the run stops
+// as for an unreachable server: without it each turn waited for
+// --request-timeout (10 minutes). A server that has answered once is
+// never judged hung; a long first answer is not a hang, its head comes
+// at once.
+const DefaultHungAfter = time.Minute
+
+// hungError is the error of a run whose server accepts connections but
+// sends nothing back.
+type hungError struct {
+	base  string
+	what  string // what got no answer
+	after time.Duration
+}
+
+func (e *hungError) Error() string {
+	return fmt.Sprintf("the server at %s accepts connections but %s got no answer in %s; is it up (not still loading), and is --url right?", e.base, e.what, e.after)
+}
+
+// watchHung arms, at the first request sent, the check that stops the
+// run when no response head has come DefaultHungAfter (o.HungAfter)
+// later: no new turns, and the requests in flight are cancelled (their
+// records say canceled).
+func (r *runner) watchHung() {
+	r.hungOnce.Do(func() {
+		t := time.AfterFunc(r.o.HungAfter, func() {
+			if r.c.answered.Load() || r.reached.Load() {
+				return
+			}
+			r.mu.Lock()
+			if r.unreachableErr == nil {
+				r.unreachableErr = &hungError{base: r.c.base, what: "no request", after: r.o.HungAfter}
+			}
+			r.mu.Unlock()
+			r.cancelStop()
+			r.cancelAbort()
+		})
+		r.hungTimer.Store(t)
+	})
 }

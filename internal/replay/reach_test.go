@@ -2,13 +2,16 @@ package replay
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/record"
 )
 
 // closedURL returns the URL of a loopback port that nothing listens on.
@@ -128,5 +131,69 @@ func TestMinTokens(t *testing.T) {
 	}
 	if got := (&Options{FixedMaxTokens: -1}).outputTokens(&conv.Message{OutputTokens: 9}); got != 0 {
 		t.Errorf("FixedMaxTokens -1: max_tokens %d, want 0 (not sent)", got)
+	}
+}
+
+// silentServer accepts connections and reads requests but never answers
+// until the client goes away (issue 24: the /v1/models probe waited 35 s
+// and, with --model, every turn waited for --request-timeout).
+func silentServer(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // then the server sees the client go away
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestHungServer: a server that accepts connections and never answers
+// stops the run with a clear error, at the start-up probe (no --model) or
+// once no request of the first HungAfter got a response head (--model and
+// --max-model-len, no probe); the requests in flight are cancelled and
+// recorded. Without the bounds the run waited 30 s, or 10 minutes.
+func TestHungServer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		model       string
+		maxModelLen int
+		want        string
+	}{
+		{"probe at start", "", 0, "GET "},
+		{"probe with --model", "m", 0, "GET "},
+		{"first requests", "m", 8192, "no request got no answer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := Options{URL: silentServer(t), Model: tc.model, MaxModelLen: tc.maxModelLen, Clients: 4, MaxRetries: 3,
+				ProbeTimeout: 50 * time.Millisecond, HungAfter: 100 * time.Millisecond}
+			type outcome struct {
+				res *result
+				err error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				res, err := replayE(context.Background(), context.Background(), o, simpleConvs(16, 4))
+				done <- outcome{res, err}
+			}()
+			var got outcome
+			select {
+			case got = <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("run still waiting on a silent server after a minute")
+			}
+			if got.err == nil || !strings.Contains(got.err.Error(), "accepts connections but "+tc.want) {
+				t.Fatalf("err = %v, want 'accepts connections but %s'", got.err, tc.want)
+			}
+			if len(got.res.recs) > 4 {
+				t.Errorf("%d records: more turns started after the stop", len(got.res.recs))
+			}
+			for _, r := range got.res.recs {
+				if r.ErrorClass != record.ErrCanceled {
+					t.Errorf("record %+v: want class canceled", r)
+				}
+			}
+		})
 	}
 }

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"html"
 	"io"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
@@ -78,12 +83,7 @@ func newRedactor(secrets []string) *Redactor {
 		if len(s) < MinSecretLen {
 			continue
 		}
-		// The secret as written, and as it reads once escaped by the
-		// encoders that carry text into outputs: JSON (server_extra),
-		// Go quoting (bad-chunk excerpts) and URL escaping.
-		js, _ := json.Marshal(s)
-		forms = append(forms, s, string(js[1:len(js)-1]), strings.Trim(strconv.Quote(s), `"`),
-			url.QueryEscape(s), url.PathEscape(s), url.User(s).String())
+		forms = append(forms, Forms(s)...)
 	}
 	if len(forms) == 0 {
 		return nil
@@ -101,6 +101,107 @@ func newRedactor(secrets []string) *Redactor {
 		return nil
 	}
 	return &Redactor{r: strings.NewReplacer(pairs...)}
+}
+
+// MinCoreLen is the shortest piece of a base64 encoding, taken inside a
+// longer encoded text, that is treated as a secret's: shorter pieces would
+// match ordinary words.
+const MinCoreLen = 8
+
+// Forms returns secret s as written and in every encoded form the
+// redactor replaces, which are the forms a server or an encoder on the
+// way to an output can give it:
+//   - JSON string escaping, once, twice and three times nested, each as
+//     Go writes it (<, > and & as \u003c…), as most other encoders do
+//     (them unescaped) and with non-ASCII as \uXXXX (Python's default);
+//   - Go quoting (strconv.Quote);
+//   - URL escaping (query and path) and the URL userinfo form;
+//   - HTML escaping, Go's (&#34; &#39;) and Python's (&quot; &#x27;), of
+//     the secret and of its JSON-escaped form;
+//   - the Prometheus name forms (every character outside [A-Za-z0-9_:],
+//     or [A-Za-z0-9_], turned into _), as an endpoint writes a value
+//     into a metric or label name;
+//   - base64, standard and URL alphabets, padded and not, of the secret
+//     and of "Bearer " and "Basic " followed by it, whole; and the part
+//     of the encoding that depends only on the secret's bytes at each of
+//     the three alignments (at least MinCoreLen characters), which is in
+//     every base64 text that encodes the secret anywhere in its input.
+func Forms(s string) []string {
+	forms := []string{s, strings.Trim(strconv.Quote(s), `"`), url.QueryEscape(s), url.PathEscape(s), url.User(s).String(), promName(s, true), promName(s, false)}
+	for _, esc := range []func(string) string{jsonGo, jsonPlain, jsonASCII} {
+		e := s
+		for range 3 {
+			e = esc(e)
+			forms = append(forms, e)
+		}
+	}
+	for _, t := range []string{s, jsonPlain(s)} {
+		forms = append(forms, html.EscapeString(t), htmlPython(t))
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		for _, prefix := range []string{"", "Bearer ", "Basic "} {
+			forms = append(forms, enc.EncodeToString([]byte(prefix+s)))
+		}
+	}
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		for align := range 3 {
+			b := make([]byte, align, align+len(s))
+			e := enc.EncodeToString(append(b, s...))
+			lo, hi := (8*align+5)/6, 8*(align+len(s))/6
+			if hi-lo >= MinCoreLen {
+				forms = append(forms, e[lo:hi])
+			}
+		}
+	}
+	return forms
+}
+
+// jsonGo is s JSON-escaped as encoding/json writes it, without quotes.
+func jsonGo(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
+// jsonPlain is s JSON-escaped without HTML escaping, without quotes.
+func jsonPlain(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	e := strings.TrimSuffix(b.String(), "\n")
+	return e[1 : len(e)-1]
+}
+
+// jsonASCII is s JSON-escaped as Python's json.dumps writes it: non-ASCII
+// as \uXXXX (surrogate pairs beyond the BMP), without quotes.
+func jsonASCII(s string) string {
+	var b strings.Builder
+	for _, r := range jsonPlain(s) {
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
+}
+
+// htmlPython is s HTML-escaped as Python's html.escape does.
+var htmlPython = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#x27;").Replace
+
+// promName is s with every character that a Prometheus metric name (with
+// colons) or label name (without) cannot hold replaced by _.
+func promName(s string, colon bool) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || colon && r == ':' || r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '_'
+	}, s)
 }
 
 // String returns s without secrets.

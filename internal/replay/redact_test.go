@@ -2,10 +2,13 @@ package replay
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"html"
 	"net/http"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,4 +146,56 @@ func FuzzRedactor(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRedactorEncodedForms: a secret base64-encoded (both alphabets,
+// padded or not, with "Bearer " before it or inside any longer text),
+// JSON-escaped up to three times, HTML-escaped or written as a
+// Prometheus name is replaced. Issue 24: the base64 of "Bearer <key>" in
+// an error body and a header value JSON-encoded twice got through.
+func TestRedactorEncodedForms(t *testing.T) {
+	t.Parallel()
+	const key, hdr = "sk-live-5d4c3b2a1f", `hv3"q<&>'x-771`
+	x := NewRedactor(&Options{APIKey: key, Headers: http.Header{"X-H": {hdr}}})
+	plainJSON := func(s string) string {
+		var b bytes.Buffer
+		e := json.NewEncoder(&b)
+		e.SetEscapeHTML(false)
+		e.Encode(s)
+		return strings.TrimSpace(b.String())[1 : len(strings.TrimSpace(b.String()))-1]
+	}
+	var cases []string
+	for _, s := range []string{key, hdr} {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+			for _, text := range []string{s, "Bearer " + s, "a" + s, "ab" + s + "c", `{"Authorization": "Bearer ` + s + `", "n": 1}`} {
+				cases = append(cases, "got "+enc.EncodeToString([]byte(text))+" back")
+			}
+		}
+		j1 := plainJSON(s)
+		j2 := plainJSON(j1)
+		cases = append(cases, j1, j2, plainJSON(j2), strings.Trim(strconv.Quote(s), `"`),
+			"<p>"+html.EscapeString(s)+"</p>", strings.NewReplacer(`"`, "&quot;", "'", "&#x27;", "<", "&lt;", ">", "&gt;", "&", "&amp;").Replace(s),
+			"vllm:echo_"+regexp.MustCompile(`[^A-Za-z0-9_:]`).ReplaceAllString("Bearer "+s, "_")+"_total")
+	}
+	for _, c := range cases {
+		got := x.String(c)
+		if !strings.Contains(got, Redacted) {
+			t.Errorf("String(%q) = %q: nothing redacted", c, got)
+			continue
+		}
+		// What is left must not decode to the secret either.
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			for _, part := range strings.FieldsFunc(got, func(r rune) bool { return strings.ContainsRune(" []", r) }) {
+				b, _ := enc.DecodeString(strings.TrimRight(part, "="))
+				if strings.Contains(string(b), key) {
+					t.Errorf("String(%q) = %q: %q still decodes to the key", c, got, part)
+				}
+			}
+		}
+	}
+	// Short secrets get no base64 pieces: ordinary text stays.
+	y := NewRedactor(&Options{APIKey: "abcd"})
+	if got := y.String("YWJj ZGVm bm9ybWFs"); got != "YWJj ZGVm bm9ybWFs" {
+		t.Errorf("short secret redacted ordinary base64: %q", got)
+	}
 }

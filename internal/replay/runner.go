@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
@@ -155,6 +156,9 @@ func Run(stop, abort context.Context, opts Options, in source.Source, sink Sink)
 		r.arrivals(arr, ahead, more)
 	}
 	r.sum.Elapsed = time.Since(r.anchor)
+	if t := r.hungTimer.Load(); t != nil {
+		t.Stop()
+	}
 	r.w.close()
 	r.sum.RunID, r.sum.Model, r.sum.MaxModelLen = o.RunID, r.model, r.maxLen
 	r.sum.WriteBlocked = time.Duration(r.w.blocked.Load())
@@ -203,6 +207,9 @@ type runner struct {
 	reached        atomic.Bool
 	unreachable    atomic.Int64
 	unreachableErr error // guarded by mu
+	// hungOnce arms hungTimer at the first request (watchHung).
+	hungOnce  sync.Once
+	hungTimer atomic.Pointer[time.Timer]
 }
 
 // discover fills in the model and max_model_len from /v1/models.
@@ -211,10 +218,14 @@ func (r *runner) discover(ctx context.Context) error {
 	if r.model != "" && r.maxLen > 0 {
 		return nil
 	}
-	models, err := r.c.models(ctx)
+	models, err := r.c.models(ctx, r.o.ProbeTimeout)
 	if err != nil {
 		if unreachable(err) {
 			return unreachableError(r.c.base, 1, err)
+		}
+		var hung *hungError
+		if errors.As(err, &hung) {
+			return err
 		}
 		if r.model == "" {
 			return fmt.Errorf("no --model given and %w", err)

@@ -112,6 +112,7 @@ func (r *runner) runTurn(s *session, req *request) {
 		r.printContent(s, ">>>", t.user.Content)
 	}
 	var a *attempt
+	r.watchHung()
 	header := req.header
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {

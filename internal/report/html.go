@@ -101,6 +101,11 @@ func WriteHTML(w io.Writer, rep *Report) error {
 		}
 	}
 	charts = append(charts, turnCharts(runs)...)
+	rets := rep.RetentionByInput
+	if rep.Retention != nil {
+		rets = []LabeledRetention{{Key: "all", Result: rep.Retention}}
+	}
+	charts = append(charts, retentionCharts(rets)...)
 	data, err := json.Marshal(charts) // escapes <, > and & inside the script
 	if err != nil {
 		return err
@@ -424,8 +429,10 @@ pre{background:#f5f7fa;padding:1em;overflow-x:auto;font-size:12px}
 <div class="card"><div class="k">requests/s</div><div class="v">{{printf "%.2f" .RequestsPerSec}}</div></div>
 <div class="card"><div class="k">output tokens/s</div><div class="v">{{printf "%.1f" .OutputTokensPerSec}}</div></div>
 <div class="card"><div class="k">TTFT p50 / p99 (ms)</div><div class="v">{{$.Quantiles . "ttft_ms"}}</div></div>
+{{if .Metrics.Has "ttft_content_ms"}}<div class="card"><div class="k">first content token p50 / p99 (ms)</div><div class="v">{{$.Quantiles . "ttft_content_ms"}}</div></div>{{end}}
 <div class="card"><div class="k">ITL p50 / p99 (ms)</div><div class="v">{{$.Quantiles . "itl_ms"}}</div></div>
 <div class="card"><div class="k">prefix-cache hit</div><div class="v">{{$.Pct .CacheHitRate}}</div></div>
+{{with $.SLOOf .}}<div class="card"><div class="k">SLO; goodput</div><div class="v">{{if .Met}}met{{else}}NOT MET{{end}}; {{printf "%.2f" .Goodput}} req/s</div></div>{{end}}
 </div>{{end}}{{end}}
 <h2>Charts</h2>
 <div class="charts" id="charts"></div>
@@ -497,6 +504,18 @@ func (htmlData) Quantiles(g *stats.Group, metric string) string {
 		return "n/a"
 	}
 	return fmtNum(d.P50) + " / " + fmtNum(d.P99)
+}
+
+// SLOOf is the SLO verdict of a run's summary group: its own under
+// --compare, the report's otherwise; nil without --slo.
+func (d htmlData) SLOOf(g *stats.Group) *judge.SLOReport {
+	if s, ok := g.SLO.(*judge.SLOReport); ok {
+		return s
+	}
+	if g == d.Rep.Summary {
+		return d.Rep.SLO
+	}
+	return nil
 }
 
 // Pct is a share as a percentage.

@@ -193,7 +193,12 @@ func (t *textWriter) report(rep *Report) error {
 		t.group("Statistics summary:", rep.Summary, true)
 	}
 	if rep.SLO != nil {
-		t.slo(rep.SLO)
+		t.slo("SLO", rep.SLO)
+	}
+	for _, g := range rep.Groups {
+		if s, ok := g.SLO.(*judge.SLOReport); ok {
+			t.slo("SLO of "+g.Key, s)
+		}
 	}
 	if rep.Affinity != nil {
 		t.affinity(rep.Affinity)
@@ -218,6 +223,10 @@ func (t *textWriter) report(rep *Report) error {
 		t.overview(rep.By, rep.Only, rep.Groups)
 	}
 	t.server(rep.Server) // server.go
+	t.retention("Cache retention:", rep.Retention)
+	for _, l := range rep.RetentionByInput {
+		t.retention(fmt.Sprintf("Cache retention of %s:", l.Key), l.Result)
+	}
 	if !t.md {
 		t.printf("%s\n", rule)
 	}
@@ -355,12 +364,12 @@ func (t *textWriter) overview(by string, only []string, groups []*stats.Group) {
 	t.table(header, rows)
 }
 
-func (t *textWriter) slo(s *judge.SLOReport) {
+func (t *textWriter) slo(title string, s *judge.SLOReport) {
 	verdict := "met"
 	if !s.Met {
 		verdict = "NOT MET"
 	}
-	t.heading("SLO: " + verdict)
+	t.heading(title + ": " + verdict)
 	var rows [][]string
 	for _, o := range s.Objectives {
 		ok := "ok"

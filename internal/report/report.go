@@ -1,10 +1,11 @@
 // Package report renders what mtstats computed (Report): text tables,
 // markdown, JSON, CSV, a self-contained HTML page with charts, and Excel
-// workbooks (mtstats --xlsx, and vLLM's --excel-output layout).
+// workbooks (mtstats --xlsx).
 package report
 
 import (
 	"github.com/mtkit/mtkit/internal/judge"
+	"github.com/mtkit/mtkit/internal/retention"
 	"github.com/mtkit/mtkit/internal/serverstats"
 	"github.com/mtkit/mtkit/internal/stats"
 	"github.com/mtkit/mtkit/internal/sweep"
@@ -34,6 +35,12 @@ type Report struct {
 	SLO     *judge.SLOReport    `json:"slo,omitempty"`
 	Compare *stats.Comparison   `json:"compare,omitempty"`
 	Server  *serverstats.Server `json:"server,omitempty"` // server.go
+	// Retention is the cache retention analysis of the records
+	// (docs/mtstats.md, "Cache retention"); absent with --only and
+	// --compare.
+	Retention *retention.Result `json:"cache_retention,omitempty"`
+	// RetentionByInput is each --compare input's cache retention.
+	RetentionByInput []LabeledRetention `json:"cache_retention_by_input,omitempty"`
 	// Affinity is present when records carry a backend.
 	Affinity *stats.Affinity `json:"affinity,omitempty"`
 	// Segments is the per-segment view of runs split over processes.
@@ -59,8 +66,28 @@ type Report struct {
 	Raw         [][]any                   `json:"-"` // rows of the XLSX "Raw data" sheet
 }
 
+// LabeledRetention is the cache retention of one --compare input.
+type LabeledRetention struct {
+	Key string `json:"key"`
+	*retention.Result
+}
+
 // Values of Options.ByDetail.
 const (
 	ByTable = "table"
 	ByFull  = "full"
 )
+
+// SLOMet reports whether every SLO verdict of rep holds: the pooled one,
+// or each --compare input's (true without --slo).
+func (rep *Report) SLOMet() bool {
+	if rep.SLO != nil && !rep.SLO.Met {
+		return false
+	}
+	for _, g := range rep.Groups {
+		if g.SLO != nil && !g.SLO.SLOMet() {
+			return false
+		}
+	}
+	return true
+}

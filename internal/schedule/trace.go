@@ -1,6 +1,10 @@
 package schedule
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"time"
+)
 
 // Trace is the trace clock: a session starts at its first turn's trace
 // timestamp (conv.Message.TimestampMs) relative to the first session of
@@ -18,6 +22,19 @@ import "time"
 // previous answer, as in Rate.
 type Trace struct {
 	Scale float64 // > 0; 1 is the trace's own speed
+}
+
+var _ Schedule = Trace{}
+
+// Name implements Schedule.
+func (Trace) Name() string { return "trace" }
+
+// Validate implements Schedule.
+func (tr Trace) Validate() error {
+	if tr.Scale < 0 || math.IsNaN(tr.Scale) || math.IsInf(tr.Scale, 0) {
+		return fmt.Errorf("time scale: %g; want a factor above 0", tr.Scale)
+	}
+	return nil
 }
 
 // Users implements Schedule: sessions arrive.
@@ -44,8 +61,14 @@ func (tr Trace) scale() float64 {
 	return tr.Scale
 }
 
+// scaled is d×f, saturated at the largest Duration (a float beyond
+// int64 converts to an arbitrary value: a far time was sent at once).
 func scaled(d time.Duration, f float64) time.Duration {
-	return time.Duration(float64(d) * f)
+	x := float64(d) * f
+	if x >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(x)
 }
 
 type traceArrivals struct {

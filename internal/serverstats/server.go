@@ -34,6 +34,11 @@ type Server struct {
 	ClientSide stats.Num       `json:"client_cache_hit_rate"`
 	Total      ServerStats     `json:"total"`
 	Replicas   []ReplicaReport `json:"replicas"`
+	// Tiers are the prefix-cache hits of each scrape interval, local and
+	// external, summed over the replicas: present when some replica
+	// counts external hits (a KV connector, offloading). Not in the JSON
+	// report: mtstats' cache retention analysis reads them.
+	Tiers []HitInterval `json:"-"`
 }
 
 // ServerStats are the canonical quantities of one replica, or of all.
@@ -315,6 +320,7 @@ func Join(path string, ws, we int64, client stats.Num, pts []stats.Point) (*Serv
 	}
 	slices.Sort(ids)
 	var running, waiting, kv []Gauge
+	var hits []replicaHits
 	for _, id := range ids {
 		rs := reps[id]
 		slices.Sort(rs.times)
@@ -339,6 +345,9 @@ func Join(path string, ws, we int64, client stats.Num, pts []stats.Point) (*Serv
 			run, wait, use := rs.gauge(metrics.Running, ts), rs.gauge(metrics.Waiting, ts), rs.gauge(metrics.KVUsage, ts)
 			st.Running, st.Waiting, st.KVUsage = summarize(run), summarize(wait), summarize(use)
 			rr.Timeline = timeline(ts, ws, i, cum, run, wait, use, pts)
+			if ext := cum[metrics.ExternalPrefixHits]; ext != nil {
+				hits = append(hits, replicaHits{rs.times, cum[metrics.PrefixHits], ext})
+			}
 		} else {
 			st.Running, st.Waiting, st.KVUsage = summarize(nil), summarize(nil), summarize(nil)
 		}
@@ -365,7 +374,57 @@ func Join(path string, ws, we int64, client stats.Num, pts []stats.Point) (*Serv
 	// Running and waiting add up over replicas; KV usage is their mean.
 	t.Running, t.Waiting, t.KVUsage = combine(running, true), combine(waiting, true), combine(kv, false)
 	rep.ServerSide = t.HitRate
+	rep.Tiers = hitIntervals(hits)
 	return rep, nil
+}
+
+// HitInterval is what the server counted between two scrapes: prefix-cache
+// hit tokens found in the local tier (vLLM's prefix_cache_hits) and in the
+// external one (external_prefix_cache_hits).
+type HitInterval struct {
+	Start, End      int64 // unix ns
+	Local, External float64
+}
+
+// replicaHits is one replica's cumulative hit counters at its scrape times
+// (local may be nil: no local counter).
+type replicaHits struct {
+	times           []int64
+	local, external []float64
+}
+
+// hitIntervals puts the replicas' cumulative hit counters on the union of
+// their scrape times (a replica's count at a time is that of its last
+// scrape at or before it, 0 before its first) and returns the increase
+// between each two consecutive times; nil without replicas.
+func hitIntervals(reps []replicaHits) []HitInterval {
+	var grid []int64
+	for _, r := range reps {
+		grid = append(grid, r.times...)
+	}
+	slices.Sort(grid)
+	grid = slices.Compact(grid)
+	at := func(r replicaHits, c []float64, t int64) float64 {
+		k := sort.Search(len(r.times), func(k int) bool { return r.times[k] > t }) - 1
+		if c == nil || k < 0 {
+			return 0
+		}
+		return c[k]
+	}
+	var out []HitInterval
+	var prevL, prevE float64
+	for k, t := range grid {
+		var l, e float64
+		for _, r := range reps {
+			l += at(r, r.local, t)
+			e += at(r, r.external, t)
+		}
+		if k > 0 {
+			out = append(out, HitInterval{Start: grid[k-1], End: t, Local: l - prevL, External: e - prevE})
+		}
+		prevL, prevE = l, e
+	}
+	return out
 }
 
 // combine adds (or averages) the replicas' means; the max is the largest

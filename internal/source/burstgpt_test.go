@@ -110,6 +110,7 @@ func TestCSVTraceErrors(t *testing.T) {
 		{"burstgpt", "", "t.in:1: header: missing (empty file)"},
 		{"burstgpt", "Timestamp,Model,Request tokens\n", `t.in:1: header: no "Response tokens" column`},
 		{"burstgpt", head + "x,ChatGPT,1,2,3,API log\n", `t.in:2: Timestamp: "x" is not a number of seconds`},
+		{"burstgpt", head + "1e15,ChatGPT,1,2,3,API log\n", `t.in:2: Timestamp: 1e+15 is past the trace clock's range (6.31152e+12 ms, 200 years)`},
 		{"burstgpt", head + "1,ChatGPT,1.5,2,3,API log\n", `t.in:2: Request tokens: "1.5" is not a whole number`},
 		{"burstgpt", head + "1,ChatGPT,0,2,3,API log\n", "t.in:2: Request tokens: 0: a prompt needs at least one token"},
 		{"burstgpt", head + "1,ChatGPT,4,-2,3,API log\n", "t.in:2: Response tokens: -2 is negative"},

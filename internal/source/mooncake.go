@@ -99,6 +99,8 @@ func traceLine(f traceFields, line int, ts *float64, scale float64, in, out *int
 		return req, fmt.Errorf("%s: missing", f.timestamp)
 	case *ts < 0 || math.IsNaN(*ts) || math.IsInf(*ts, 0):
 		return req, fmt.Errorf("%s: %g is not a time", f.timestamp, *ts)
+	case *ts*scale > conv.MaxTimestampMs:
+		return req, fmt.Errorf("%s: %g is past the trace clock's range (%g ms, 200 years)", f.timestamp, *ts, float64(conv.MaxTimestampMs))
 	case in == nil:
 		return req, fmt.Errorf("%s: missing", f.input)
 	case *in < 1:

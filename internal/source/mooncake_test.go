@@ -140,6 +140,8 @@ func TestMooncakeErrors(t *testing.T) {
 	for _, tc := range []struct{ line, want string }{
 		{`{"input_length": 1, "output_length": 1, "hash_ids": [0]}`, "t.in:2: timestamp: missing"},
 		{`{"timestamp": -1, "input_length": 1, "output_length": 1, "hash_ids": [0]}`, "t.in:2: timestamp: -1 is not a time"},
+		// Issue 24: 10^18 ms overflowed the clock and was sent at t = 0.
+		{`{"timestamp": 1e18, "input_length": 1, "output_length": 1, "hash_ids": [0]}`, "t.in:2: timestamp: 1e+18 is past the trace clock's range"},
 		{`{"timestamp": 1, "output_length": 1, "hash_ids": [0]}`, "t.in:2: input_length: missing"},
 		{`{"timestamp": 1, "input_length": 0, "output_length": 1, "hash_ids": []}`, "t.in:2: input_length: 0: a prompt needs at least one token"},
 		{`{"timestamp": 1, "input_length": 1, "hash_ids": [0]}`, "t.in:2: output_length: missing"},

@@ -39,10 +39,19 @@ type Group struct {
 	Goodput               *Num      `json:"goodput,omitempty"`
 	Metrics               Metrics   `json:"metrics"`
 	Conversations         ConvStats `json:"conversations"`
+	// SLO is this input's verdict under --compare --slo (a
+	// *judge.SLOReport): each input is judged on its own requests, and
+	// the report has no pooled verdict (issue 23).
+	SLO Verdict `json:"slo,omitempty"`
 
 	// only: the group has the figures of a report limited by --only
 	// (onlyGroup), the others are not computed.
 	only bool
+}
+
+// Verdict is an SLO verdict over a group's requests.
+type Verdict interface {
+	SLOMet() bool
 }
 
 // MarshalJSON implements json.Marshaler: a group of a report limited by
@@ -104,6 +113,12 @@ func (m Metrics) Get(name string) (Description, bool) {
 		}
 	}
 	return Description{}, false
+}
+
+// Has reports whether m describes the metric name with samples.
+func (m Metrics) Has(name string) bool {
+	d, ok := m.Get(name)
+	return ok && d.Count > 0
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -337,6 +352,11 @@ func Compare(groups []*Group, only []string) *Comparison {
 	row("failed", func(g *Group) float64 { return float64(g.Failed) })
 	row("runtime_sec", func(g *Group) float64 { return float64(g.RuntimeSec) })
 	row("requests_per_sec", func(g *Group) float64 { return float64(g.RequestsPerSec) })
+	if len(groups) > 0 && groups[0].GoodRequests != nil { // --slo: each input's own
+		row("good_requests", func(g *Group) float64 { return float64(*g.GoodRequests) })
+		row("goodput", func(g *Group) float64 { return float64(*g.Goodput) })
+		row("good_conversations", func(g *Group) float64 { return float64(*g.Conversations.MetSLO) })
+	}
 	metrics := only
 	if only == nil {
 		row("output_tokens_per_sec", func(g *Group) float64 { return float64(g.OutputTokensPerSec) })

@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/manifest"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/segment"
 )
@@ -28,26 +28,6 @@ import (
 // from the run manifests next to the record files (FILE.manifest.json,
 // settings.segment "i/N", host); without a manifest N is inferred as the
 // largest shard + 1, and the report says so.
-
-// ManifestFor is the run manifest mtrun writes next to records at path:
-// the name without its record extensions, + ".manifest.json".
-func ManifestFor(path string) string {
-	base := path
-	for _, ext := range []string{".gz", ".zst", ".parquet", ".jsonl", ".json"} {
-		base = strings.TrimSuffix(base, ext)
-	}
-	return base + ".manifest.json"
-}
-
-// runManifest is what the segment view reads of a run manifest.
-type runManifest struct {
-	RunID    string `json:"run_id"`
-	Host     string `json:"host"`
-	Settings struct {
-		Segment string `json:"segment"`
-		StartAt string `json:"start_at"`
-	} `json:"settings"`
-}
 
 // SegmentsReport is the per-segment view of the runs split over several
 // processes.
@@ -160,7 +140,7 @@ func (s *Segments) Seen(r *record.Record, label, file string) {
 	if dir := filepath.Dir(file); strings.HasPrefix(filepath.Base(file), "part-") && strings.HasSuffix(dir, ".parquet") {
 		path = dir // a part of a Parquet directory: the manifest is the directory's
 	}
-	s.readManifest(ManifestFor(path), label)
+	s.readManifest(manifest.Path("", path), label)
 }
 
 // readManifest reads a run manifest once; a missing one is normal (the
@@ -170,23 +150,23 @@ func (s *Segments) readManifest(path, label string) {
 		return
 	}
 	s.manifests[path] = true
-	b, err := os.ReadFile(path)
+	m, err := manifest.Read(path)
 	if os.IsNotExist(err) {
 		return
 	}
-	var m runManifest
+	segText, startAt := "", ""
 	if err == nil {
-		err = json.Unmarshal(b, &m)
+		segText, startAt, err = segmentSettings(m)
 	}
 	var seg segment.Segment
-	if err == nil && m.Settings.Segment != "" {
-		seg, err = segment.Parse(m.Settings.Segment)
+	if err == nil && segText != "" {
+		seg, err = segment.Parse(segText)
 	}
 	if err != nil {
 		fmt.Fprintf(s.warn, "%s: manifest: %v (segment view without it)\n", path, err)
 		return
 	}
-	if m.Settings.Segment == "" || seg.IsWhole() {
+	if segText == "" || seg.IsWhole() {
 		return // an unsplit run
 	}
 	a := s.acc(segKey{m.RunID, seg.Index})
@@ -197,8 +177,8 @@ func (s *Segments) readManifest(path, label string) {
 	if !slices.Contains(s.counts[m.RunID], seg.Count) {
 		s.counts[m.RunID] = append(s.counts[m.RunID], seg.Count)
 	}
-	if m.Settings.StartAt != "" {
-		s.startAt[m.RunID] = m.Settings.StartAt
+	if startAt != "" {
+		s.startAt[m.RunID] = startAt
 	}
 }
 
@@ -310,4 +290,24 @@ func (s *Segments) Report() *SegmentsReport {
 		return nil
 	}
 	return &rep
+}
+
+// segmentSettings returns the settings segment and start_at of m ("" when
+// absent); a value that is not a string is an error.
+func segmentSettings(m *manifest.Manifest) (seg, startAt string, err error) {
+	for _, f := range []struct {
+		key string
+		to  *string
+	}{{"segment", &seg}, {"start_at", &startAt}} {
+		v, ok := m.Settings[f.key]
+		if !ok || v == nil {
+			continue
+		}
+		s, isText := v.(string)
+		if !isText {
+			return "", "", fmt.Errorf("settings.%s: %v, want a string", f.key, v)
+		}
+		*f.to = s
+	}
+	return seg, startAt, nil
 }

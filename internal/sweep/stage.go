@@ -30,13 +30,17 @@ const (
 	// closed-loop clients (mtrun --clients with --active): the working
 	// set of the server's prefix cache.
 	Active Kind = "active"
+	// Requests is requests per second, dealt to user sessions (the
+	// stages of an inference-perf config, mtrun --config); records carry
+	// it, --stages does not take it.
+	Requests Kind = "requests"
 )
 
 // known reports whether k is a stage kind.
 func (k Kind) known() bool { return k == Clients || k == Rate || k == Users || k == Active }
 
 // integral reports whether levels of k are whole numbers.
-func (k Kind) integral() bool { return k != Rate }
+func (k Kind) integral() bool { return k != Rate && k != Requests }
 
 // Stage is one load level held for Duration; the first Warmup of it is
 // recorded with phase warmup and not measured.
@@ -117,8 +121,8 @@ func (s Stage) Load() string {
 func ParseLoad(s string) (Kind, float64, error) {
 	kind, level, ok := strings.Cut(s, "=")
 	k := Kind(kind)
-	if !ok || !k.known() {
-		return "", 0, fmt.Errorf("stage load %q: want KIND=LEVEL, KIND clients, rate, users or active", s)
+	if !ok || !k.known() && k != Requests {
+		return "", 0, fmt.Errorf("stage load %q: want KIND=LEVEL, KIND clients, rate, users, active or requests", s)
 	}
 	x, err := strconv.ParseFloat(level, 64)
 	if err != nil || !(x > 0) {

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/mtkit/mtkit/internal/record"
-	"github.com/mtkit/mtkit/internal/report"
 )
 
 // Outputs writes what vLLM's --excel-output, --stats-json-output and
@@ -35,7 +34,7 @@ type Outputs struct {
 	MinTokens, MaxTokens int
 
 	mu       sync.Mutex
-	requests []report.VLLMRequest
+	requests []Request
 	log      io.Writer
 }
 
@@ -56,7 +55,7 @@ type tee struct {
 }
 
 func (t *tee) Encode(r *record.Record) error {
-	if q, ok := report.VLLMRequestFrom(r); ok {
+	if q, ok := RequestFrom(r); ok {
 		t.v.mu.Lock()
 		t.v.requests = append(t.v.requests, q)
 		t.v.mu.Unlock()
@@ -100,17 +99,17 @@ func (v *Outputs) Write(conversations int, warmupSec *float64, now time.Time) er
 	if v.Active < 0 {
 		active = nil
 	}
-	params := []report.VLLMParam{{Name: "model", Value: v.Model}, {Name: "num_clients", Value: v.Clients},
+	params := []Param{{Name: "model", Value: v.Model}, {Name: "num_clients", Value: v.Clients},
 		{Name: "num_conversations", Value: conversations}, {Name: "active_conversations", Value: active}, {Name: "seed", Value: v.Seed}}
 	if v.MinTokens > 0 {
-		params = append(params, report.VLLMParam{Name: "min_tokens", Value: v.MinTokens})
+		params = append(params, Param{Name: "min_tokens", Value: v.MinTokens})
 	}
 	if v.MaxTokens > 0 {
-		params = append(params, report.VLLMParam{Name: "max_tokens", Value: v.MaxTokens})
+		params = append(params, Param{Name: "max_tokens", Value: v.MaxTokens})
 	}
 	name := fmt.Sprintf("statistics_%d_clients__%s.xlsx", v.Clients, now.Format("02-01-2006_15-04-05"))
-	wb := &report.VLLMWorkbook{Params: params, Warmup: v.Warmup, WarmupRuntimeSec: warmupSec, Verbose: v.Verbose, Requests: v.requests}
-	if err := report.WriteVLLMXLSX(name, wb); err != nil {
+	wb := &Workbook{Params: params, Warmup: v.Warmup, WarmupRuntimeSec: warmupSec, Verbose: v.Verbose, Requests: v.requests}
+	if err := WriteXLSX(name, wb); err != nil {
 		return fmt.Errorf("--excel-output: %w", err)
 	}
 	fmt.Fprintf(v.log, "mtrun: client metrics exported to file: %s\n", name)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // variant is an mtrun binary a figure is measured with: this tree's
@@ -80,4 +81,49 @@ func pinSelf(cpus string) (restore func(), ok bool) {
 		return func() {}, false
 	}
 	return func() { exec.Command("taskset", "-a", "-p", mask, pid).Run() }, true
+}
+
+// runQueueWait returns the time the threads of process pid ("self" for
+// this one) have spent runnable but waiting for a CPU, summed over its
+// live threads (/proc/PID/task/*/schedstat, second field); false when
+// the kernel does not report it.
+func runQueueWait(pid string) (time.Duration, bool) {
+	tasks, err := os.ReadDir("/proc/" + pid + "/task")
+	if err != nil {
+		return 0, false
+	}
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/" + pid + "/task/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			return 0, false
+		}
+		v, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		sum += v
+	}
+	return time.Duration(sum), true
+}
+
+// watchRunQueue polls the run-queue wait of a running child every 50 ms
+// until it exits, and stores the last reading in *wait (a runOpts.during
+// function).
+func watchRunQueue(wait *time.Duration) func(p *os.Process) {
+	return func(p *os.Process) {
+		pid := strconv.Itoa(p.Pid)
+		for {
+			w, ok := runQueueWait(pid)
+			if !ok {
+				return
+			}
+			*wait = max(*wait, w) // an exited thread's wait is no longer counted
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 }

@@ -92,6 +92,8 @@ func (b *bench) fidelity(ctx context.Context, dir string) error {
 					b.figs.add(sec, "1,000 streams: first chunk held by the server p99 (stamp → flush returned)"+v.label, "ms", nil, q(m.srv0, .99))
 					b.figs.add(sec, "1,000 streams: client's share of TTFT error p99 (flush returned → mtrun's receive stamp, first chunk)"+v.label, "ms", v.tgt(atMost(2)), q(m.cli0, .99))
 					b.figs.add(sec, "1,000 streams: client's share, every chunk, p99"+v.label, "ms", nil, q(m.cli, .99))
+					b.figs.add(sec, "1,000 streams: mtrun's threads runnable without a CPU"+v.label, "ms/s", nil, m.cliRQ)
+					b.figs.add(sec, "1,000 streams: the simulator's threads runnable without a CPU"+v.label, "ms/s", nil, m.srvRQ)
 					b.figs.add(sec, "1,000 streams: load average (1 min)"+v.label, "", nil, m.load)
 				}
 			}
@@ -122,6 +124,7 @@ func (b *bench) fidelity(ctx context.Context, dir string) error {
 				b.figs.add(sec, "32 × 64: send leg p50 (mtrun's start → server handler)"+v.label, "ms", nil, q(m.transit, .5))
 				b.figs.add(sec, "32 × 64: send leg p99"+v.label, "ms", v.tgt(atMost(1)), q(m.transit, .99))
 				b.figs.add(sec, "32 × 64: TTFT |error| p99"+v.label, "ms", nil, q(m.ttft, .99))
+				b.figs.add(sec, "32 × 64: mtrun's threads runnable without a CPU"+v.label, "ms/s", nil, m.cliRQ)
 				b.figs.add(sec, "32 × 64: load average (1 min)"+v.label, "", nil, m.load)
 			}
 		}
@@ -258,6 +261,9 @@ type fidelityResult struct {
 	matched
 	load    float64
 	summary string
+	// cliRQ and srvRQ are the time mtrun's and the simulator's threads
+	// were runnable without a CPU, in ms per second of the run.
+	cliRQ, srvRQ float64
 }
 
 // fidelityRun runs the mtrun of v once against h (whose tap it empties
@@ -268,17 +274,27 @@ func (b *bench) fidelityRun(ctx context.Context, h *simHost, dir, name, convs st
 	recs := filepath.Join(dir, name+".records.jsonl")
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, rs, err := b.mtrunWith(ctx, v, h.URL, convs, recs, args, runOpts{})
+	var cliWait time.Duration
+	srvWait0, _ := runQueueWait("self")
+	p, rs, err := b.mtrunWith(ctx, v, h.URL, convs, recs, args, runOpts{during: watchRunQueue(&cliWait)})
+	srvWait1, _ := runQueueWait("self")
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		return nil, err
 	}
+	if p.ExitCode != 0 || p.Signalled {
+		return nil, fmt.Errorf("mtrun%s: exit status %d (signalled %v): %s", v.label, p.ExitCode, p.Signalled, tail(p.Stderr, 800))
+	}
+	// How long the two processes' threads were runnable but had no CPU,
+	// per second of the run: the machine's share of the error.
+	cliRQ, srvRQ := ms(cliWait)/p.Wall.Seconds(), ms(srvWait1-srvWait0)/p.Wall.Seconds()
 	m := matchStamps(rs, h.tap.take(), ttft, decode)
 	if m.unmatched > 0 || m.requests == 0 {
 		return nil, fmt.Errorf("%s%s: %d of %d measured requests could not be matched with the server's stamps", name, v.label, m.unmatched, m.requests+m.unmatched)
 	}
-	sum := fmt.Sprintf("%d requests, %d gaps; TTFT error p50 %.3f p99 %.3f max %.3f ms; ITL error p50 %.3f p99 %.3f max %.3f ms; load %.2f\n", m.requests, len(m.itl), q(m.ttft, .5), q(m.ttft, .99), q(m.ttft, 1), q(m.itl, .5), q(m.itl, .99), q(m.itl, 1), load)
+	sum := fmt.Sprintf("%d requests, %d gaps; TTFT error p50 %.3f p99 %.3f max %.3f ms; ITL error p50 %.3f p99 %.3f max %.3f ms; load %.2f; threads waiting for a CPU: mtrun's %.0f ms/s, the simulator's %.0f ms/s\n",
+		m.requests, len(m.itl), q(m.ttft, .5), q(m.ttft, .99), q(m.ttft, 1), q(m.itl, .5), q(m.itl, .99), q(m.itl, 1), load, cliRQ, srvRQ)
 	sum += fmt.Sprintf("mtbench:     where (p50/p99/max ms): server send lateness %s; request transit %s; first chunk held by the server %s, by the client %s; every chunk held by the server %s, by the client %s; chunks held over 1 ms: %d by the server, %d by the client; the simulator's process (mtbench) collected garbage %d times, paused %.3f ms",
 		spread(m.sched), spread(m.transit), spread(m.srv0), spread(m.cli0), spread(m.srv), spread(m.cli), m.lateSrv, m.lateCli, after.NumGC-before.NumGC, float64(after.PauseTotalNs-before.PauseTotalNs)/1e6)
-	return &fidelityResult{matched: m, load: load, summary: sum}, nil
+	return &fidelityResult{matched: m, load: load, summary: sum, cliRQ: cliRQ, srvRQ: srvRQ}, nil
 }

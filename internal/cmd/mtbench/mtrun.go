@@ -18,6 +18,7 @@ type convSpec struct {
 	n         int     // conversations
 	turns     int     // user turns each
 	userWords int     // words per user message
+	wordsMax  int     // when above userWords: words drawn uniformly from userWords to wordsMax
 	output    int     // output_tokens of each answer
 	thinkMs   float64 // think_time_ms before each turn after the first
 	seed      uint64
@@ -45,7 +46,11 @@ func writeConvs(path string, s convSpec) error {
 		for t := range s.turns {
 			b.Reset()
 			fmt.Fprintf(&b, "Conversation %d turn %d:", i, t)
-			for range s.userWords {
+			words := s.userWords
+			if s.wordsMax > s.userWords {
+				words += rng.IntN(s.wordsMax - s.userWords + 1)
+			}
+			for range words {
 				b.WriteByte(' ')
 				b.WriteString(benchWords[rng.IntN(len(benchWords))])
 			}

@@ -21,7 +21,7 @@ const (
 )
 
 // sections in the order they run.
-var sections = []string{"capacity", "fidelity", "schedule", "trace", "scale", "tools", "sweep"}
+var sections = []string{"capacity", "fidelity", "schedule", "trace", "scale", "tools", "sweep", "retention"}
 
 // bench is one benchmark run's settings and its collected figures.
 type bench struct {
@@ -175,6 +175,8 @@ func (b *bench) section(ctx context.Context, name, dir string) error {
 		return b.tools(ctx, dir)
 	case "sweep":
 		return b.sweep(ctx, dir)
+	case "retention":
+		return b.retention(ctx, dir)
 	}
 	return fmt.Errorf("unknown section %q", name)
 }

@@ -1,4 +1,4 @@
-package report
+package vllmcompat
 
 import (
 	"os"
@@ -16,13 +16,13 @@ import (
 // std with ddof = 1) and the tail selection of --warmup-percentages.
 func TestWriteVLLMXLSX(t *testing.T) {
 	t.Parallel()
-	var reqs []VLLMRequest
+	var reqs []Request
 	for i, ttft := range []float64{4, 1, 3, 2} { // start order: 1, 2, 3, 4 below
-		reqs = append(reqs, VLLMRequest{TTFTMs: ttft, LatencyMs: 10, StartTimeMs: 1000 * ttft, ConversationID: "c", ClientID: i})
+		reqs = append(reqs, Request{TTFTMs: ttft, LatencyMs: 10, StartTimeMs: 1000 * ttft, ConversationID: "c", ClientID: i})
 	}
 	path := filepath.Join(t.TempDir(), "w.xlsx")
-	wb := &VLLMWorkbook{Params: []VLLMParam{{"model", "m"}, {"num_clients", 2}}, Warmup: []float64{0, 0.5}, Requests: reqs}
-	if err := WriteVLLMXLSX(path, wb); err != nil {
+	wb := &Workbook{Params: []Param{{"model", "m"}, {"num_clients", 2}}, Warmup: []float64{0, 0.5}, Requests: reqs}
+	if err := WriteXLSX(path, wb); err != nil {
 		t.Fatal(err)
 	}
 	// Issue 23: excelize's SaveAs wrote the file executable (0755).
@@ -58,8 +58,8 @@ func TestVLLMRequestFrom(t *testing.T) {
 	p := record.Ptr[int64]
 	ok := record.Record{Phase: record.PhaseMeasure, Start: time.UnixMilli(5000), LatencyNs: 2e6, TTFTNs: p(1e6),
 		PromptTokens: p(200), CachedTokens: p(50), CompletionTokens: p(10), Chunks: 5, InputMessages: 3, ConversationID: "c", Client: 1}
-	q, counted := VLLMRequestFrom(&ok)
-	want := VLLMRequest{TTFTMs: 1, LatencyMs: 2, StartTimeMs: 5000, InputNumTurns: 3, InputNumTokens: 200, OutputNumTokens: 10,
+	q, counted := RequestFrom(&ok)
+	want := Request{TTFTMs: 1, LatencyMs: 2, StartTimeMs: 5000, InputNumTurns: 3, InputNumTokens: 200, OutputNumTokens: 10,
 		OutputNumChunks: 4, OutputNumFirstChunkTokens: 2, ApproxCachedPercent: 25, ConversationID: "c", ClientID: 1}
 	if !counted || q != want {
 		t.Errorf("got %+v, %v; want %+v", q, counted, want)
@@ -72,7 +72,7 @@ func TestVLLMRequestFrom(t *testing.T) {
 	} {
 		r := ok
 		mod(&r)
-		if _, counted := VLLMRequestFrom(&r); counted {
+		if _, counted := RequestFrom(&r); counted {
 			t.Errorf("%s record counted", name)
 		}
 	}

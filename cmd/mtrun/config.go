@@ -1,0 +1,170 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+
+	"github.com/mtkit/mtkit/internal/command"
+	"github.com/mtkit/mtkit/internal/inferenceperf"
+	"github.com/mtkit/mtkit/internal/replay"
+	"github.com/mtkit/mtkit/internal/source"
+	"github.com/mtkit/mtkit/internal/sweep"
+)
+
+// configFile is --config: a workload config, and what mtrun derived
+// from it.
+type configFile struct {
+	path   string
+	dryRun bool
+	// iperf is an inference-perf config (nil for vLLM's generate config);
+	// plan is what was derived from it, once the input is open.
+	iperf *inferenceperf.Config
+	plan  *inferenceperf.Plan
+}
+
+// applyConfig reads --config: vLLM's generate_conversations config is
+// the input, as if given as FILE; an inference-perf config sets the
+// input, the load and the server settings the command line leaves alone.
+// positional are the arguments after the options.
+func (v *flagValues) applyConfig(positional []string, o *options) error {
+	o.cfg = configFile{path: v.config, dryRun: v.dryRun}
+	path := v.config
+	if path == "" {
+		if v.dryRun {
+			return command.Usagef("--dry-run prints the plan of an inference-perf --config; give one")
+		}
+		return nil
+	}
+	if len(positional) > 0 || v.given(&v.input) {
+		return command.Usagef("--config %s is the workload; give no input file with it", path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return command.Usagef("--config: %v", err)
+	}
+	o.input = path
+	head := data[:min(len(data), source.DetectBytes)]
+	if g, ok := source.Lookup("generate"); ok && g.Detect(path, head) {
+		if v.dryRun {
+			return command.Usagef("--dry-run: %s is vLLM's generate_conversations config, whose plan mtgen --stats shows; --dry-run is for inference-perf configs", path)
+		}
+		o.inputFmt = "generate"
+		return nil
+	}
+	if !inferenceperf.Detect(head) {
+		return command.Usagef("--config %s: neither an inference-perf config (YAML with load and data sections) nor vLLM's generate_conversations config (JSON with prompt_input)", path)
+	}
+	cfg, err := inferenceperf.Parse(path, data)
+	if err != nil {
+		return command.Exit(command.ExitUsage, err)
+	}
+	// The load is the file's.
+	if f := v.firstGiven(&v.rate, &v.arrival, &v.clients, &v.active, &v.users, &v.userGap, &v.stages, &v.sweep,
+		&v.maxConcurrency, &v.loop, &v.thinkTime, &v.requestRate, &v.warmupStep, &v.timeScale, &v.inputFormat); f != "" {
+		return command.Usagef("--%s: the load is set by the inference-perf config %s (load.stages); drop one", f, path)
+	}
+	o.cfg.iperf, o.inputFmt = cfg, "inference-perf"
+	o.warnings = append(o.warnings, cfg.Notes...)
+	return v.applyInferencePerf(o, cfg)
+}
+
+// applyInferencePerf takes the settings of cfg the command line does not
+// give (see docs/inference-perf.md).
+func (v *flagValues) applyInferencePerf(o *options, cfg *inferenceperf.Config) error {
+	r := &o.replay
+	unset := func(dsts ...any) bool { return v.firstGiven(dsts...) == "" }
+	r.IgnoreEOS = v.ignoreEOS || unset(&v.ignoreEOS) && (!cfg.HasServer || cfg.Server.IgnoreEOS)
+	switch s := cfg.Server; {
+	case !cfg.HasServer:
+	case o.sim:
+		o.warnings = append(o.warnings, fmt.Sprintf("--sim: the server of %s (%s, model %q) is not used", cfg.File, s.BaseURL, s.ModelName))
+	default:
+		if unset(&v.url) {
+			r.URL = s.BaseURL
+		}
+		if s.ModelName != "" && unset(&v.model, &v.servedModel) {
+			r.Model = s.ModelName
+		}
+		if s.APIKey != "" && unset(&v.apiKey) {
+			r.APIKey = s.APIKey
+		}
+	}
+	if unset(&v.api) {
+		r.API = replay.APICompletions
+		if cfg.API.Chat {
+			r.API = replay.APIChat
+		}
+	}
+	if unset(&v.noStream) {
+		r.Stream = cfg.API.Streaming
+	}
+	if len(cfg.API.Headers) > 0 && r.Headers == nil {
+		r.Headers = http.Header{}
+	}
+	for _, h := range cfg.API.Headers {
+		r.Headers.Add(h[0], h[1])
+	}
+	if n := cfg.API.SessionIDHeader; n != "" {
+		t, err := replay.ParseHeaderTemplate(n + ": {conversation_id}")
+		if err != nil {
+			return command.Usagef("%s: api.session_id_header_key: %v", cfg.File, err)
+		}
+		r.SessionHeaders = append(r.SessionHeaders, t)
+	}
+	if n := cfg.API.SessionTokenHeader; n != "" {
+		r.SessionTokens = append(r.SessionTokens, n)
+	}
+	if cfg.Load.RequestTimeout > 0 && unset(&v.requestTimeout, &v.vllmRequestTimeout) {
+		r.RequestTimeout = cfg.Load.RequestTimeout
+	}
+	if unset(&v.maxRetries) {
+		r.MaxRetries = 0 // inference-perf does not retry
+	}
+	if cfg.MetricsInterval > 0 && unset(&v.metricsInterval) {
+		o.metrics.interval = cfg.MetricsInterval
+	}
+	if cfg.Tokenizer != "" && unset(&v.tokenizer) {
+		o.tokenizer = modelTokenizer("tokenizer.pretrained_model_name_or_path", cfg.Tokenizer, o, true)
+	}
+	return nil
+}
+
+// usePlan takes the plan of an inference-perf config's input: its
+// schedule, its cap on sessions in progress and its stages (each
+// record's stage_load is requests=RATE).
+func (o *options) usePlan(in *source.Input) {
+	p, ok := in.Source.(*source.Planned)
+	if !ok {
+		return
+	}
+	o.cfg.plan = p.Plan
+	o.replay.MaxInFlight = p.Plan.MaxInFlight
+	o.stage.stages = nil
+	for _, s := range p.Plan.Config.Load.Stages {
+		o.stage.stages = append(o.stage.stages, sweep.Stage{Kind: sweep.Requests, Level: s.Rate, Duration: s.Duration})
+	}
+}
+
+// dryRun prints the plan and what the command line made of it.
+func (o *options) dryRun(w io.Writer) error {
+	p := o.cfg.plan
+	if p == nil {
+		return errors.New("--dry-run: no plan") // applyConfig let a generate config through: a bug
+	}
+	url := o.replay.URL
+	if o.sim {
+		url = "the built-in simulator (--sim)"
+	}
+	model := o.replay.Model
+	if model == "" {
+		model = "the first id of /v1/models"
+	}
+	if _, err := fmt.Fprintf(w, "mtrun: %s, model %s, api %s, stream %t, ignore_eos %t, max retries %d, tokenizer %s\n",
+		url, model, o.replay.API, o.replay.Stream, o.replay.IgnoreEOS, o.replay.MaxRetries, p.Tokenizer); err != nil {
+		return err
+	}
+	return p.Describe(w)
+}

@@ -1,0 +1,207 @@
+package retention
+
+import (
+	"cmp"
+	"slices"
+)
+
+// reuse is the reuse of one later turn: request i came back after prev.
+type reuse struct {
+	i, prev int32
+	tokens  int64 // tokens of other conversations touched since prev (shared prefix once)
+	convs   int32 // other conversations touched since prev
+}
+
+// fenwick is a binary indexed tree over touch positions 1..n, holding per
+// position the tokens and the number of conversations whose latest touch
+// it is.
+type fenwick struct {
+	tok []int64
+	n   []int32
+}
+
+func newFenwick(n int) *fenwick {
+	return &fenwick{tok: make([]int64, n+1), n: make([]int32, n+1)}
+}
+
+func (f *fenwick) add(pos int, tok int64, n int32) {
+	for ; pos < len(f.tok); pos += pos & -pos {
+		f.tok[pos] += tok
+		f.n[pos] += n
+	}
+}
+
+// prefix returns the sums over positions 1..pos.
+func (f *fenwick) prefix(pos int) (tok int64, n int32) {
+	for ; pos > 0; pos -= pos & -pos {
+		tok += f.tok[pos]
+		n += f.n[pos]
+	}
+	return tok, n
+}
+
+// timed is a request index with one of its times, for sorting.
+type timed struct {
+	t int64
+	i int32
+}
+
+// order returns the request indices sorted by key, ties by index.
+func order(reqs []req, key func(*req) int64) []int32 {
+	ts := make([]timed, len(reqs))
+	for i := range reqs {
+		ts[i] = timed{key(&reqs[i]), int32(i)}
+	}
+	slices.SortFunc(ts, func(a, b timed) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	out := make([]int32, len(ts))
+	for k := range ts {
+		out[k] = ts[k].i
+	}
+	return out
+}
+
+// distances computes the reuse of every later turn by one sweep over the
+// requests' starts and ends in time order (the starts sorted, the ends
+// from a heap of the requests in flight). Each conversation is one item
+// of an LRU stack: at the position of its latest end, weighing the context
+// it left (prompt and completion) less its shared prefix (shared[c]), or,
+// while one of its requests runs, in flight, weighing that prompt less the
+// shared prefix. An engine cannot evict the blocks of a running request
+// and frees them, most recent first, when it ends, so a request in flight
+// counts as touched at every instant. The shared prefix is one more item,
+// weighing the largest shared prefix, touched with any conversation that
+// has one. The reuse distance of a later turn, taken at its start before
+// it goes in flight, is the weight touched since its conversation's latest
+// end: the Fenwick tree's sum over the later positions, plus everything in
+// flight. Ends at the same instant as a start come before it.
+func distances(reqs []req, nconv int, shared []int32) []reuse {
+	n := len(reqs)
+	byStart := order(reqs, func(r *req) int64 { return r.start })
+
+	prev := make([]int32, n)
+	last := make([]int32, nconv)
+	for c := range last {
+		last[c] = -1
+	}
+	for _, i := range byStart {
+		c := reqs[i].conv
+		prev[i] = last[c]
+		last[c] = i
+	}
+	var sharedTok int64
+	for _, s := range shared {
+		sharedTok = max(sharedTok, int64(s))
+	}
+
+	f := newFenwick(n)
+	pos := make([]int32, nconv)     // position of the latest end, 0 = none or in flight
+	wt := make([]int32, nconv)      // weight at that position
+	running := make([]int32, nconv) // requests in flight
+	var total, flying int64         // weight in the tree, weight in flight
+	var totalN, flyingN int32
+	var sharedPos, sharedFlying int32
+	next := int32(0)
+	leave := func(c int32) { // c's item leaves its position
+		if p := pos[c]; p > 0 {
+			f.add(int(p), -int64(wt[c]), -1)
+			total -= int64(wt[c])
+			totalN--
+			pos[c] = 0
+		}
+	}
+
+	out := make([]reuse, 0, n)
+	var ends endHeap // the requests in flight, by end
+	for _, i := range byStart {
+		r := &reqs[i]
+		for len(ends) > 0 && ends[0].t <= r.start {
+			e := &reqs[ends.pop().i]
+			c := e.conv
+			running[c]--
+			flying -= int64(max(0, e.prompt-shared[c]))
+			if running[c] == 0 {
+				flyingN--
+			}
+			if shared[c] > 0 {
+				sharedFlying--
+			}
+			leave(c)
+			next++
+			w := max(0, e.ctx-shared[c])
+			f.add(int(next), int64(w), 1)
+			total += int64(w)
+			totalN++
+			pos[c], wt[c] = next, w
+			if shared[c] > 0 {
+				sharedPos = next
+			}
+		}
+		c := r.conv
+		if pv := prev[i]; pv >= 0 && reqs[pv].end <= r.start && pos[c] > 0 && running[c] == 0 {
+			tok, cn := f.prefix(int(pos[c]))
+			u := reuse{i: i, prev: pv, tokens: total - tok + flying, convs: totalN - cn + flyingN}
+			if sharedPos > pos[c] || sharedFlying > 0 {
+				u.tokens += sharedTok
+			}
+			out = append(out, u)
+		}
+		leave(c)
+		if running[c] == 0 {
+			flyingN++
+		}
+		running[c]++
+		flying += int64(max(0, r.prompt-shared[c]))
+		if shared[c] > 0 {
+			sharedFlying++
+		}
+		ends.push(timed{r.end, i})
+	}
+	return out
+}
+
+// endHeap is a min-heap of requests by end time (ties by index).
+type endHeap []timed
+
+func less(a, b timed) bool { return a.t < b.t || a.t == b.t && a.i < b.i }
+
+func (h *endHeap) push(x timed) {
+	*h = append(*h, x)
+	s := *h
+	for k := len(s) - 1; k > 0; {
+		p := (k - 1) / 2
+		if !less(s[k], s[p]) {
+			break
+		}
+		s[k], s[p] = s[p], s[k]
+		k = p
+	}
+}
+
+func (h *endHeap) pop() timed {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s = s[:n]
+	for k := 0; ; {
+		m, l, r := k, 2*k+1, 2*k+2
+		if l < n && less(s[l], s[m]) {
+			m = l
+		}
+		if r < n && less(s[r], s[m]) {
+			m = r
+		}
+		if m == k {
+			break
+		}
+		s[k], s[m] = s[m], s[k]
+		k = m
+	}
+	*h = s
+	return top
+}

@@ -1,0 +1,409 @@
+package retention
+
+import (
+	"math"
+	"slices"
+)
+
+// Bases of the cached share.
+const (
+	BasisCachedTokens = "cached_tokens" // the server's usage.prompt_tokens_details.cached_tokens
+	BasisTTFT         = "ttft"          // estimated from TTFT (no cached_tokens reported)
+)
+
+// targetBuckets is the most buckets a profile has; a profile of n
+// requests has at most n/perBucket, and at least minBuckets.
+const (
+	targetBuckets = 20
+	perBucket     = 10
+	minBuckets    = 4
+)
+
+// bucketsFor returns how many buckets a profile of n requests aims at.
+func bucketsFor(n int) int { return max(minBuckets, min(targetBuckets, n/perBucket)) }
+
+// Result is the retention analysis of a run: mtstats' cache_retention.
+// Figures that the records cannot give are nil (JSON null).
+type Result struct {
+	// Basis is how the cached share was found: BasisCachedTokens or
+	// BasisTTFT; "" when neither is possible.
+	Basis string `json:"basis"`
+	// CapacityTokens is the effective capacity: the LRU stack position
+	// (tokens) at which the fitted cached share falls below one half.
+	CapacityTokens *float64 `json:"capacity_tokens"`
+	// CapacityConversations is the same in conversations.
+	CapacityConversations *float64 `json:"capacity_conversations"`
+	// Profile is the retention profile by reuse distance in tokens.
+	Profile []TokenBucket `json:"profile"`
+	// Tiers splits hits into local and external (offloaded) ones, when
+	// the server's metrics do.
+	Tiers *Tiers `json:"tiers,omitempty"`
+
+	// Requests is the number of later turns profiled.
+	Requests int `json:"requests"`
+	// SharedPrefixTokens is the largest shared prefix detected: the
+	// cached tokens of a conversation's first request.
+	SharedPrefixTokens int64 `json:"shared_prefix_tokens"`
+	// ProfileSeconds is the retention profile by idle seconds.
+	ProfileSeconds []SecondsBucket `json:"profile_seconds"`
+	// Fit is the TTFT model of the ttft basis.
+	Fit *Fit `json:"ttft_fit,omitempty"`
+	// Note says why a figure is missing.
+	Note string `json:"note,omitempty"`
+}
+
+// Cell is the figures of one bucket of a profile.
+type Cell struct {
+	Requests int `json:"requests"`
+	// CachedShare is the mean over the bucket's requests of the share of
+	// the previous context (shared prefix left out) found cached.
+	CachedShare *float64 `json:"cached_share"`
+	TTFTP50Ms   *float64 `json:"ttft_p50_ms"`
+	// TTFTPerUncachedTokenMs is Σ TTFT / Σ (prompt − cached tokens) over
+	// the bucket's requests; nil on the ttft basis.
+	TTFTPerUncachedTokenMs *float64 `json:"ttft_per_uncached_token_ms"`
+	// LocalShare and ExternalShare split CachedShare by tier.
+	LocalShare    *float64 `json:"local_share,omitempty"`
+	ExternalShare *float64 `json:"external_share,omitempty"`
+}
+
+// TokenBucket is the requests whose reuse distance in tokens is in
+// [Lo, Hi) (the last bucket: [Lo, Hi]).
+type TokenBucket struct {
+	Lo                   int64    `json:"reuse_tokens_lo"`
+	Hi                   int64    `json:"reuse_tokens_hi"`
+	SecondsP50           *float64 `json:"reuse_seconds_p50"`
+	ConversationsP50     float64  `json:"reuse_conversations_p50"`
+	PrevContextTokensP50 float64  `json:"previous_context_tokens_p50"`
+	Cell
+}
+
+// SecondsBucket is the requests whose idle time is in [Lo, Hi) seconds
+// (the last bucket: [Lo, Hi]).
+type SecondsBucket struct {
+	Lo        float64 `json:"reuse_seconds_lo"`
+	Hi        float64 `json:"reuse_seconds_hi"`
+	TokensP50 float64 `json:"reuse_tokens_p50"`
+	Cell
+}
+
+// Fit is TTFT = BaseMs + PerTokenMs × prompt tokens, fitted on the first
+// turns (cache misses but for a shared prefix).
+type Fit struct {
+	BaseMs     float64 `json:"base_ms"`
+	PerTokenMs float64 `json:"per_token_ms"`
+	FirstTurns int     `json:"first_turns"`
+}
+
+// row is one profiled later turn.
+type row struct {
+	i        int32 // request index
+	tokens   int64
+	convs    int32
+	secs     float64
+	prevCtx  float64 // previous context less the shared prefix
+	share    float64 // NaN when unknown
+	ttftMs   float64 // NaN when unknown
+	uncached float64 // NaN when unknown
+	local    float64 // tier split of share; NaN without tiers
+	external float64
+}
+
+// Options are the inputs of Result besides the records.
+type Options struct {
+	// Tiers are the server's local and external prefix-cache hits per
+	// scrape interval; nil when the metrics do not split them.
+	Tiers []TierInterval
+}
+
+// Result computes the analysis of the requests added so far.
+func (p *Pass) Result(o Options) *Result {
+	res := &Result{Profile: []TokenBucket{}, ProfileSeconds: []SecondsBucket{}}
+	shared := p.sharedPrefixes()
+	for _, s := range shared {
+		res.SharedPrefixTokens = max(res.SharedPrefixTokens, int64(s))
+	}
+	reuses := distances(p.reqs, len(p.convs), shared)
+	rows := make([]row, 0, len(reuses))
+	reported := false
+	for _, u := range reuses {
+		r := &p.reqs[u.i]
+		if !r.counted {
+			continue
+		}
+		pv := &p.reqs[u.prev]
+		w := row{i: u.i, tokens: u.tokens, convs: u.convs, secs: float64(r.start-pv.end) / 1e9,
+			prevCtx: float64(pv.ctx - shared[r.conv]), share: math.NaN(), ttftMs: math.NaN(),
+			uncached: math.NaN(), local: math.NaN(), external: math.NaN()}
+		if r.ttft >= 0 {
+			w.ttftMs = float64(r.ttft) / 1e6
+		}
+		if r.cached >= 0 {
+			reported = true
+			w.uncached = float64(r.prompt - r.cached)
+			if w.prevCtx > 0 {
+				w.share = clamp01(float64(r.cached-shared[r.conv]) / w.prevCtx)
+			}
+		}
+		rows = append(rows, w)
+	}
+	res.Requests = len(rows)
+	switch {
+	case len(rows) == 0:
+		res.Note = "no later turn of a conversation to profile"
+	case reported:
+		res.Basis = BasisCachedTokens
+	default:
+		res.Fit = p.fitTTFT()
+		if res.Fit == nil {
+			res.Note = "the server reports no cached_tokens, and the first turns do not give a TTFT model (fewer than 8 with a TTFT, or their prompt lengths too alike)"
+			break
+		}
+		res.Basis = BasisTTFT
+		for k := range rows {
+			w := &rows[k]
+			if math.IsNaN(w.ttftMs) || w.prevCtx <= 0 {
+				continue
+			}
+			miss := res.Fit.BaseMs + res.Fit.PerTokenMs*float64(p.reqs[w.i].prompt)
+			w.share = clamp01((miss - w.ttftMs) / (res.Fit.PerTokenMs * w.prevCtx))
+		}
+	}
+	if res.Basis == BasisCachedTokens && o.Tiers != nil {
+		res.Tiers = p.tiers(o.Tiers, reuses, rows)
+	}
+	res.Profile = tokenProfile(rows)
+	res.ProfileSeconds = secondsProfile(rows)
+	if res.Basis != "" {
+		tok, conv := make([]point, 0, len(rows)), make([]point, 0, len(rows))
+		for _, w := range rows {
+			if !math.IsNaN(w.share) {
+				tok = append(tok, point{float64(w.tokens) + w.prevCtx/2, w.share})
+				conv = append(conv, point{float64(w.convs) + 0.5, w.share})
+			}
+		}
+		if c, ok := capacity(tok); ok {
+			res.CapacityTokens = &c
+		}
+		if c, ok := capacity(conv); ok {
+			res.CapacityConversations = &c
+		}
+		if res.CapacityTokens == nil && res.Note == "" {
+			res.Note = "the cached share never falls below one half after being above it: no step"
+		}
+	}
+	return res
+}
+
+// sharedPrefixes returns per conversation the tokens it shares with
+// others: the cached tokens of its first request, when that request is
+// turn 0 (nothing of the conversation itself can be cached then).
+func (p *Pass) sharedPrefixes() []int32 {
+	shared := make([]int32, len(p.convs))
+	first := make([]int64, len(p.convs))
+	for c := range first {
+		first[c] = math.MaxInt64
+	}
+	for i := range p.reqs {
+		r := &p.reqs[i]
+		if r.start >= first[r.conv] {
+			continue
+		}
+		first[r.conv] = r.start
+		shared[r.conv] = 0
+		if r.turn == 0 && r.cached > 0 {
+			shared[r.conv] = r.cached
+		}
+	}
+	return shared
+}
+
+func clamp01(x float64) float64 { return max(0, min(1, x)) }
+
+func ptr(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// grid is a bucket width of m × 10^e.
+type grid struct {
+	m float64
+	e int
+}
+
+// nice returns the smallest width of 1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 ×
+// 10^e at least x (1 when x ≤ 0).
+func nice(x float64) grid {
+	if x <= 0 {
+		return grid{1, 0}
+	}
+	e := int(math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 1.5, 2, 2.5, 3, 4, 5, 6, 8} {
+		if (grid{m, e}).edge(1) >= x*(1-1e-12) {
+			return grid{m, e}
+		}
+	}
+	return grid{1, e + 1}
+}
+
+// edge returns b widths, b × m × 10^e, as the nearest float64 to the
+// decimal (b × m is exact, and so is the power of ten it is scaled by).
+func (g grid) edge(b int) float64 {
+	x := float64(b) * g.m
+	if g.e >= 0 {
+		return x * math.Pow10(g.e)
+	}
+	return x / math.Pow10(-g.e)
+}
+
+// cut returns the bucket grid and count for values in [0, ∞) whose 99th
+// percentile is q99: at most target buckets of a round width up to q99,
+// the last one open-ended; whole numbers when integer.
+func cut(q99 float64, target int, integer bool) (g grid, n int) {
+	g = nice(q99 / float64(target))
+	if integer && g.edge(1) < 1 {
+		g = grid{1, 0}
+	}
+	return g, int(q99/g.edge(1)) + 1
+}
+
+// tokenProfile buckets the rows by reuse distance in tokens.
+func tokenProfile(rows []row) []TokenBucket {
+	if len(rows) == 0 {
+		return []TokenBucket{}
+	}
+	xs := make([]float64, len(rows))
+	for k, w := range rows {
+		xs[k] = float64(w.tokens)
+	}
+	g, n := cut(quantileOf(slices.Clone(xs), 0.99), bucketsFor(len(xs)), true)
+	groups := group(xs, g.edge(1), n)
+	out := make([]TokenBucket, 0, n)
+	scratch := make([]float64, len(rows))
+	for b, idx := range groups {
+		if len(idx) == 0 {
+			continue
+		}
+		hi := int64(g.edge(b + 1))
+		if b == n-1 {
+			for _, k := range idx {
+				hi = max(hi, rows[k].tokens)
+			}
+		}
+		out = append(out, TokenBucket{
+			Lo: int64(g.edge(b)), Hi: hi,
+			SecondsP50:           ptr(medianOf(scratch, rows, idx, func(w *row) float64 { return w.secs })),
+			ConversationsP50:     medianOf(scratch, rows, idx, func(w *row) float64 { return float64(w.convs) }),
+			PrevContextTokensP50: medianOf(scratch, rows, idx, func(w *row) float64 { return w.prevCtx }),
+			Cell:                 cell(scratch, rows, idx),
+		})
+	}
+	return out
+}
+
+// secondsProfile buckets the rows by idle seconds.
+func secondsProfile(rows []row) []SecondsBucket {
+	if len(rows) == 0 {
+		return []SecondsBucket{}
+	}
+	xs := make([]float64, len(rows))
+	for k, w := range rows {
+		xs[k] = max(0, w.secs)
+	}
+	g, n := cut(quantileOf(slices.Clone(xs), 0.99), bucketsFor(len(xs)), false)
+	groups := group(xs, g.edge(1), n)
+	out := make([]SecondsBucket, 0, n)
+	scratch := make([]float64, len(rows))
+	for b, idx := range groups {
+		if len(idx) == 0 {
+			continue
+		}
+		hi := g.edge(b + 1)
+		if b == n-1 {
+			for _, k := range idx {
+				hi = max(hi, xs[k])
+			}
+		}
+		out = append(out, SecondsBucket{Lo: g.edge(b), Hi: hi,
+			TokensP50: medianOf(scratch, rows, idx, func(w *row) float64 { return float64(w.tokens) }),
+			Cell:      cell(scratch, rows, idx)})
+	}
+	return out
+}
+
+// group returns the indices of xs per bucket of width, the last bucket
+// taking everything beyond: a counting sort, the groups slices of one
+// array.
+func group(xs []float64, width float64, n int) [][]int32 {
+	bucket := make([]int32, len(xs))
+	count := make([]int, n+1)
+	for k, x := range xs {
+		b := min(n-1, int(x/width))
+		bucket[k] = int32(b)
+		count[b+1]++
+	}
+	for b := range n {
+		count[b+1] += count[b]
+	}
+	idx := make([]int32, len(xs))
+	fill := slices.Clone(count[:n])
+	for k, b := range bucket {
+		idx[fill[b]] = int32(k)
+		fill[b]++
+	}
+	groups := make([][]int32, n)
+	for b := range n {
+		groups[b] = idx[count[b]:count[b+1]:count[b+1]]
+	}
+	return groups
+}
+
+// medianOf returns the median of f over the rows idx, using scratch.
+func medianOf(scratch []float64, rows []row, idx []int32, f func(*row) float64) float64 {
+	xs := scratch[:0]
+	for _, k := range idx {
+		xs = append(xs, f(&rows[k]))
+	}
+	return median(xs)
+}
+
+// cell computes the figures of the rows idx, using scratch.
+func cell(scratch []float64, rows []row, idx []int32) Cell {
+	c := Cell{Requests: len(idx)}
+	var shareSum, shareN, localSum, extSum, tierN, ttftSum, uncachedSum float64
+	ttfts := scratch[:0]
+	for _, k := range idx {
+		w := &rows[k]
+		if !math.IsNaN(w.share) {
+			shareSum += w.share
+			shareN++
+		}
+		if !math.IsNaN(w.local) {
+			localSum += w.local
+			extSum += w.external
+			tierN++
+		}
+		if !math.IsNaN(w.ttftMs) {
+			ttfts = append(ttfts, w.ttftMs)
+			if !math.IsNaN(w.uncached) {
+				ttftSum += w.ttftMs
+				uncachedSum += w.uncached
+			}
+		}
+	}
+	if shareN > 0 {
+		c.CachedShare = ptr(shareSum / shareN)
+	}
+	if tierN > 0 {
+		c.LocalShare, c.ExternalShare = ptr(localSum/tierN), ptr(extSum/tierN)
+	}
+	if len(ttfts) > 0 {
+		c.TTFTP50Ms = ptr(median(ttfts))
+	}
+	if uncachedSum > 0 {
+		c.TTFTPerUncachedTokenMs = ptr(ttftSum / uncachedSum)
+	}
+	return c
+}
