@@ -193,12 +193,12 @@ func (o *options) tierHits(ctx context.Context) tierHits {
 	var local, external bool
 	for _, u := range urls {
 		ctx, cancel := context.WithTimeout(ctx, metrics.DefaultTimeout)
-		samples, err := metrics.Fetch(ctx, http.DefaultClient, metrics.Target{URL: u, Header: serverHeaders(o, u)})
+		sc, err := metrics.Fetch(ctx, http.DefaultClient, metrics.Target{URL: u, Header: serverHeaders(o, u)}, metrics.Limits{})
 		cancel()
 		if err != nil {
 			return tierHits{}
 		}
-		for _, s := range samples {
+		for _, s := range sc.Samples {
 			if s.Value == nil {
 				continue
 			}
