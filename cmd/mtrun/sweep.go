@@ -16,6 +16,7 @@ import (
 	"github.com/mtkit/mtkit/internal/metrics"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
+	"github.com/mtkit/mtkit/internal/retention"
 	"github.com/mtkit/mtkit/internal/source"
 	"github.com/mtkit/mtkit/internal/sweep"
 )
@@ -52,6 +53,12 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 		err     error
 	)
 	out := sink.Records
+	// An active sweep's records also go through the reuse-distance
+	// analysis (mtstats' cache retention), for the effective capacity.
+	var pass *retention.Pass
+	if sw.planner.Kind == sweep.Active {
+		pass = retention.New()
+	}
 	for n := 1; stop.Err() == nil; n++ {
 		st, ok := sw.planner.Next(results)
 		if !ok {
@@ -61,7 +68,7 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 		ro.Schedule, ro.Loop, ro.Duration = o.staged([]sweep.Stage{st}, n), true, 0
 		ro.FirstSeq = seq
 		acc := judge.NewStages(sw.objectives)
-		sink.Records = teeStages{stageLoads{out, n, []sweep.Stage{st}}, acc}
+		sink.Records = teeStages{stageLoads{out, n, []sweep.Stage{st}}, acc, pass}
 		var before tierHits
 		if st.Kind == sweep.Active {
 			before = o.tierHits(stop)
@@ -99,6 +106,11 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 	}
 	if len(results) > 0 {
 		capa := sw.planner.Criteria.Judge(sw.planner.Kind, judge.ObjectiveTexts(sw.objectives), results)
+		if pass != nil {
+			r := pass.Result(retention.Options{})
+			capa.Retention = &sweep.RetentionCapacity{Basis: sweep.Basis(r.Basis), CapacityTokens: r.CapacityTokens,
+				CapacityConversations: r.CapacityConversations}
+		}
 		fmt.Fprintln(errw, "mtrun: "+capa.Line())
 		if werr := writeCapacity(o.stage.capacity, capa); werr != nil && err == nil {
 			err = werr
@@ -145,11 +157,15 @@ func addSummary(total, s *replay.Summary) {
 // teeStages passes records on and accounts them per stage.
 type teeStages struct {
 	record.Encoder
-	acc *judge.Stages
+	acc  *judge.Stages
+	pass *retention.Pass // nil: no retention analysis
 }
 
 func (t teeStages) Encode(r *record.Record) error {
 	t.acc.Add(r)
+	if t.pass != nil {
+		t.pass.Add(r, r.Measured())
+	}
 	return t.Encoder.Encode(r)
 }
 

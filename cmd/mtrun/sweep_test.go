@@ -261,7 +261,7 @@ func TestSweepActiveLoop(t *testing.T) {
 	}
 	c := readCapacity(t, capPath)
 	t.Logf("%s\n%s", c.Line(), errb.String())
-	if c.Kind != sweep.Active || c.Basis != sweep.BasisCached || c.Knee == nil || c.KneeWorkingSetTokens == nil {
+	if c.Kind != sweep.Active || c.Basis != sweep.BasisCached || c.Knee == nil || c.KneeWorkingSetTokens == nil || c.Retention == nil {
 		t.Fatalf("capacity %+v", c)
 	}
 	if math.Abs(*c.KneeWorkingSetTokens-cacheTokens) > 0.1*cacheTokens || c.Capacity > 40 || c.Capacity < 36 || c.Failed == nil || *c.Failed <= 40 {

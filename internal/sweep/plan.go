@@ -192,6 +192,11 @@ type Capacity struct {
 	// its knee. Both only for active sweeps.
 	Basis                Basis    `json:"basis,omitempty"`
 	KneeWorkingSetTokens *float64 `json:"knee_working_set_tokens,omitempty"`
+	// Retention is the effective capacity of the reuse-distance analysis
+	// over all of an active sweep's records (mtstats' cache_retention):
+	// finer than the knee, which compares stages by their mean working
+	// set while each stage's turns come back from a spread of distances.
+	Retention *RetentionCapacity `json:"retention,omitempty"`
 	Stages               []Judged `json:"stages"`
 }
 

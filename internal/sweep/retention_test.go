@@ -203,4 +203,9 @@ func TestActiveCapacityJSON(t *testing.T) {
 	if c.Line() != want {
 		t.Errorf("Line() = %q\nwant     %q", c.Line(), want)
 	}
+	tok, conv := 6100.4, 6.2
+	c.Retention = &RetentionCapacity{Basis: BasisCached, CapacityTokens: &tok, CapacityConversations: &conv}
+	if want += "; effective capacity by reuse distance 6100 tokens, 6.2 conversations (basis cached_tokens)"; c.Line() != want {
+		t.Errorf("Line() = %q\nwant     %q", c.Line(), want)
+	}
 }
