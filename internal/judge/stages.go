@@ -83,7 +83,7 @@ type StageRetention struct {
 type laterAcc struct {
 	n, all                int
 	prev, cached, context float64 // context: of every answered turn
-	uncached              bool // some later turn had no cached_tokens
+	uncached              bool    // some later turn had no cached_tokens
 	ttftMs                []float64
 	last                  map[string]float64 // context of each conversation's last answered turn
 }

@@ -197,7 +197,7 @@ type Capacity struct {
 	// finer than the knee, which compares stages by their mean working
 	// set while each stage's turns come back from a spread of distances.
 	Retention *RetentionCapacity `json:"retention,omitempty"`
-	Stages               []Judged `json:"stages"`
+	Stages    []Judged           `json:"stages"`
 }
 
 // WriteJSON writes c as indented JSON, one line per field, with '<', '>'
