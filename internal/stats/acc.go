@@ -219,9 +219,13 @@ func (a *Acc) addConv(r *record.Record, good bool, start, end int64) {
 	if !seen {
 		c = convAcc{minStart: start, maxEnd: end}
 	}
-	c.turns++
 	c.minStart, c.maxEnd = min(c.minStart, start), max(c.maxEnd, end)
-	c.waitMs += Millis(r.LatencyNs)
+	if r.Choice == 0 {
+		// One turn, one wait, however many choices (--choices N writes
+		// a record per choice of the same request).
+		c.turns++
+		c.waitMs += Millis(r.LatencyNs)
+	}
 	if !good {
 		c.missedSLO = true
 	}

@@ -30,7 +30,7 @@ var MetricColumns = [numMetrics][]string{
 // OnlyColumns are the fields a report limited by --only reads besides its
 // metrics' (and those always read: run_id, start, end): the duplicate key
 // and what decides whether a record is measured, a retry or a failure.
-var OnlyColumns = []string{"shard", "seq", "phase", "retried", "error_class"}
+var OnlyColumns = []string{"shard", "seq", "phase", "retried", "error_class", "choice"}
 
 // MetricName is the --only name of m: its report name without "_ms".
 func MetricName(m Metric) string { return strings.TrimSuffix(MetricNames[m], "_ms") }

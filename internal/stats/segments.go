@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -55,6 +56,32 @@ type SplitRun struct {
 	// SharedSessions counts sessions with records in more than one
 	// segment (0 for a correct split).
 	SharedSessions int `json:"shared_sessions"`
+	// Disagree names what the segments' manifests do not agree on (the
+	// input's hash, "input_sha256", or a setting such as "seed" or
+	// "max_tokens"), each with its values by segment: segments of one
+	// run share every setting but their index.
+	Disagree []Disagreement `json:"disagree,omitempty"`
+}
+
+// Disagreement is one setting the segments of a run differ on.
+type Disagreement struct {
+	Setting string `json:"setting"`
+	// Values by segment index; "" when a manifest does not have it.
+	Values map[int]string `json:"values"`
+}
+
+// String renders d as "seed: 0=1 1=1 2=7".
+func (d Disagreement) String() string {
+	var b strings.Builder
+	b.WriteString(d.Setting + ":")
+	for _, i := range slices.Sorted(maps.Keys(d.Values)) {
+		v := d.Values[i]
+		if v == "" {
+			v = "(none)"
+		}
+		fmt.Fprintf(&b, " %d=%s", i, v)
+	}
+	return b.String()
 }
 
 // SegmentAt is one segment of a run.
@@ -100,6 +127,9 @@ type Segments struct {
 	counts    map[string][]int          // run → segment counts of its manifests
 	startAt   map[string]string
 	manifests map[string]bool // manifest paths read
+	// settings holds, by run and segment, each manifest setting (as
+	// JSON) and the input's hash, for the disagreement check.
+	settings map[string]map[int]map[string]string
 	// lastFile is the input of the last record whose manifest was looked
 	// for: records come in runs of one input.
 	lastFile string
@@ -108,7 +138,8 @@ type Segments struct {
 
 func NewSegments(warn io.Writer) *Segments {
 	return &Segments{accs: map[segKey]*segAcc{}, sessionAt: map[string]map[string]int{},
-		counts: map[string][]int{}, startAt: map[string]string{}, manifests: map[string]bool{}, warn: warn}
+		counts: map[string][]int{}, startAt: map[string]string{}, manifests: map[string]bool{}, warn: warn,
+		settings: map[string]map[int]map[string]string{}}
 }
 
 func (s *Segments) acc(k segKey) *segAcc {
@@ -180,6 +211,52 @@ func (s *Segments) readManifest(path, label string) {
 	if startAt != "" {
 		s.startAt[m.RunID] = startAt
 	}
+	set := map[string]string{}
+	for k, v := range m.Settings {
+		if k != "segment" { // the one setting segments differ on
+			b, _ := json.Marshal(v)
+			set[k] = string(b)
+		}
+	}
+	if m.InputHash != "" { // written at the end: a killed segment has none
+		set["input_sha256"] = m.InputHash
+	}
+	if s.settings[m.RunID] == nil {
+		s.settings[m.RunID] = map[int]map[string]string{}
+	}
+	s.settings[m.RunID][seg.Index] = set
+}
+
+// disagreements lists the settings the manifests of run's segments differ
+// on; the input's hash only among the manifests that have it.
+func (s *Segments) disagreements(run string) []Disagreement {
+	bySeg := s.settings[run]
+	if len(bySeg) < 2 {
+		return nil
+	}
+	keys := map[string]bool{}
+	for _, set := range bySeg {
+		for k := range set {
+			keys[k] = true
+		}
+	}
+	var out []Disagreement
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		d := Disagreement{Setting: k, Values: map[int]string{}}
+		distinct := map[string]bool{}
+		for i, set := range bySeg {
+			v, ok := set[k]
+			if !ok && k == "input_sha256" {
+				continue
+			}
+			d.Values[i] = strings.Trim(v, `"`)
+			distinct[v] = true
+		}
+		if len(distinct) > 1 {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Add accounts a record counted in the report.
@@ -284,6 +361,7 @@ func (s *Segments) Report() *SegmentsReport {
 				sr.SharedSessions++
 			}
 		}
+		sr.Disagree = s.disagreements(run)
 		rep.Runs = append(rep.Runs, sr)
 	}
 	if len(rep.Runs) == 0 {
