@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/stats"
 )
 
 // TestRetentionSlots measures Ollama's prompt cache from outside, by TTFT
@@ -119,9 +120,5 @@ func TestRetentionSlots(t *testing.T) {
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return stats.Quantile(s, 0.5)
 }
