@@ -51,8 +51,10 @@ type Options struct {
 	Out    io.Writer // report, or records with Records
 	Err    io.Writer // diagnostics
 
-	Format string // table (default), markdown, json, csv
-	By     string // turn, conversation, client, phase, run, file or a record field
+	Format string // table (default), markdown, json, csv, llm-d
+	// Version is mtstats's version, written in llm-d's report.
+	Version string
+	By      string // turn, conversation, client, phase, run, file or a record field
 	// ByDetail is what each --by group shows: ByTable (default: one row
 	// of the per-group table) or ByFull (the whole report per group,
 	// implied by Compare, HTML, XLSX and UserGaps).
@@ -113,8 +115,14 @@ func (o *Options) fullGroups() bool {
 func Run(ctx context.Context, o Options) error {
 	switch o.Format {
 	case "", report.FormatTable, report.FormatMarkdown, report.FormatJSON, report.FormatCSV:
+	case report.FormatLLMD:
+		// One report per stage, each with the whole group's figures.
+		if o.By != "" && o.By != "stage" || o.Compare || o.Every > 0 {
+			return &UsageError{errors.New("--format llm-d writes one report per stage: it takes no --by, --compare or --every")}
+		}
+		o.By, o.ByDetail = "stage", report.ByFull
 	default:
-		return &UsageError{fmt.Errorf("--format %s: want table, markdown, json or csv", o.Format)}
+		return &UsageError{fmt.Errorf("--format %s: want table, markdown, json, csv or llm-d", o.Format)}
 	}
 	switch o.ByDetail {
 	case "", report.ByTable, report.ByFull:

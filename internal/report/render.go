@@ -36,8 +36,10 @@ func Render(w io.Writer, rep *Report, format string) error {
 		return renderCSV(w, rep)
 	case FormatTable, FormatMarkdown, "":
 		return (&textWriter{w: w, md: format == FormatMarkdown}).report(rep)
+	case FormatLLMD:
+		return renderLLMD(w, rep)
 	}
-	return fmt.Errorf("unknown format %q (table, markdown, json, csv)", format)
+	return fmt.Errorf("unknown format %q (table, markdown, json, csv, llm-d)", format)
 }
 
 // fmtNum formats a figure with two decimals; NaN is "NaN" as in pandas.
@@ -251,6 +253,13 @@ func (t *textWriter) group(title string, g *stats.Group, showConv bool) {
 	kv := [][2]string{
 		{"requests", fmt.Sprintf("%d (ok %d, failed %d%s)", g.Requests, g.OK, g.Failed, fmtErrors(g.Errors))},
 		{"retries", strconv.Itoa(g.Retries)},
+	}
+	if v := g.VerifyOutput; v != nil {
+		line := fmt.Sprintf("%d of %d answers differ from the dataset's", v.Mismatched, v.Compared)
+		if f := v.FirstMismatch; f != nil {
+			line += fmt.Sprintf(" (first: conversation %s, turn %d)", f.Conversation, f.Turn)
+		}
+		kv = append(kv, [2]string{"verify_output", line})
 	}
 	if g.Limited() {
 		t.pairs(kv)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // GroupCounts are the figures of a Group every report has, --only's
@@ -39,6 +40,12 @@ type Group struct {
 	Goodput               *Num      `json:"goodput,omitempty"`
 	Metrics               Metrics   `json:"metrics"`
 	Conversations         ConvStats `json:"conversations"`
+	// VerifyOutput is there when records carry verify_mismatch.
+	VerifyOutput *VerifyOutput `json:"verify_output,omitempty"`
+	// First and Last are the first start and the last end of the
+	// group's requests (zero without requests), for the reports that
+	// give times (llm-d's).
+	First, Last time.Time `json:"-"`
 	// SLO is this input's verdict under --compare --slo (a
 	// *judge.SLOReport): each input is judged on its own requests, and
 	// the report has no pooled verdict (issue 23).
@@ -226,6 +233,7 @@ func (a *Acc) Group(key string) *Group {
 	elapsed := math.NaN()
 	if a.timed {
 		elapsed = float64(a.maxEnd-a.minStart) / 1e9
+		g.First, g.Last = time.Unix(0, a.minStart), time.Unix(0, a.maxEnd)
 	}
 	per := func(x float64) Num {
 		if !(elapsed > 0) {
@@ -234,6 +242,7 @@ func (a *Acc) Group(key string) *Group {
 		return Num(x / elapsed)
 	}
 	g.RuntimeSec = Num(elapsed)
+	g.VerifyOutput = a.verify.report()
 	g.RequestsPerSec = per(float64(a.requests))
 	g.InputTokensPerSec = per(float64(a.inTok))
 	g.OutputTokensPerSec = per(float64(a.outTok))
