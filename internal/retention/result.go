@@ -3,6 +3,8 @@ package retention
 import (
 	"math"
 	"slices"
+
+	"github.com/mtkit/mtkit/internal/stats"
 )
 
 // Bases of the cached share.
@@ -220,12 +222,11 @@ func (p *Pass) sharedPrefixes() []int32 {
 
 func clamp01(x float64) float64 { return max(0, min(1, x)) }
 
-func ptr(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return &x
-}
+// median is the median of xs (reordered).
+func median(xs []float64) float64 { return stats.QuantileSelect(xs, 0.5) }
+
+// ptr is stats.Finite: the figure, or nil (JSON null) when undefined.
+func ptr(x float64) *float64 { return stats.Finite(x) }
 
 // grid is a bucket width of m × 10^e.
 type grid struct {
@@ -278,7 +279,7 @@ func tokenProfile(rows []row) []TokenBucket {
 	for k, w := range rows {
 		xs[k] = float64(w.tokens)
 	}
-	g, n := cut(quantileOf(slices.Clone(xs), 0.99), bucketsFor(len(xs)), true)
+	g, n := cut(stats.QuantileSelect(slices.Clone(xs), 0.99), bucketsFor(len(xs)), true)
 	groups := group(xs, g.edge(1), n)
 	out := make([]TokenBucket, 0, n)
 	scratch := make([]float64, len(rows))
@@ -312,7 +313,7 @@ func secondsProfile(rows []row) []SecondsBucket {
 	for k, w := range rows {
 		xs[k] = max(0, w.secs)
 	}
-	g, n := cut(quantileOf(slices.Clone(xs), 0.99), bucketsFor(len(xs)), false)
+	g, n := cut(stats.QuantileSelect(slices.Clone(xs), 0.99), bucketsFor(len(xs)), false)
 	groups := group(xs, g.edge(1), n)
 	out := make([]SecondsBucket, 0, n)
 	scratch := make([]float64, len(rows))
