@@ -3,6 +3,7 @@ package retention
 import (
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/mtkit/mtkit/internal/stats"
 )
@@ -125,7 +126,7 @@ func (p *Pass) Result(o Options) *Result {
 	for _, s := range shared {
 		res.SharedPrefixTokens = max(res.SharedPrefixTokens, int64(s))
 	}
-	reuses := distances(p.reqs, len(p.convs), shared)
+	reuses := distances(p.reqs, int(p.nconv), shared)
 	rows := make([]row, 0, len(reuses))
 	reported := false
 	for _, u := range reuses {
@@ -174,20 +175,23 @@ func (p *Pass) Result(o Options) *Result {
 	if res.Basis == BasisCachedTokens && o.Tiers != nil {
 		res.Tiers = p.tiers(o.Tiers, reuses, rows)
 	}
-	res.Profile = tokenProfile(rows)
-	res.ProfileSeconds = secondsProfile(rows)
+	// The two profiles and the capacity fits read rows only: on
+	// goroutines of their own.
+	var wg sync.WaitGroup
+	wg.Go(func() { res.Profile = tokenProfile(rows) })
+	wg.Go(func() { res.ProfileSeconds = secondsProfile(rows) })
+	defer wg.Wait()
 	if res.Basis != "" {
-		tok, conv := make([]point, 0, len(rows)), make([]point, 0, len(rows))
-		for _, w := range rows {
-			if !math.IsNaN(w.share) {
-				tok = append(tok, point{float64(w.tokens) + w.prevCtx/2, w.share})
-				conv = append(conv, point{float64(w.convs) + 0.5, w.share})
-			}
-		}
-		if c, ok := capacity(tok); ok {
+		if c, ok := capacityAt(len(rows), func(k int) (point, bool) {
+			w := &rows[k]
+			return point{float64(w.tokens) + w.prevCtx/2, w.share}, !math.IsNaN(w.share)
+		}); ok {
 			res.CapacityTokens = &c
 		}
-		if c, ok := capacity(conv); ok {
+		if c, ok := capacityAt(len(rows), func(k int) (point, bool) {
+			w := &rows[k]
+			return point{float64(w.convs) + 0.5, w.share}, !math.IsNaN(w.share)
+		}); ok {
 			res.CapacityConversations = &c
 		}
 		if res.CapacityTokens == nil && res.Note == "" {
@@ -201,8 +205,8 @@ func (p *Pass) Result(o Options) *Result {
 // others: the cached tokens of its first request, when that request is
 // turn 0 (nothing of the conversation itself can be cached then).
 func (p *Pass) sharedPrefixes() []int32 {
-	shared := make([]int32, len(p.convs))
-	first := make([]int64, len(p.convs))
+	shared := make([]int32, int(p.nconv))
+	first := make([]int64, int(p.nconv))
 	for c := range first {
 		first[c] = math.MaxInt64
 	}

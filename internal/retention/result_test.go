@@ -243,7 +243,7 @@ func TestTiers(t *testing.T) {
 		p.Add(&recs[i], true)
 	}
 	shared := p.sharedPrefixes()
-	reuses := distances(p.reqs, len(p.convs), shared)
+	reuses := distances(p.reqs, int(p.nconv), shared)
 	pos := map[int32]float64{}
 	for _, u := range reuses {
 		pos[u.i] = float64(u.tokens) + float64(p.reqs[u.prev].ctx)/2
@@ -298,7 +298,6 @@ func TestAddIgnores(t *testing.T) {
 		t.Errorf("%d requests kept, want 1", p.Len())
 	}
 }
-
 
 // TestEdgesPrintRound: bucket edges are the decimals they stand for
 // (0.15 × 8 is 1.2, not 1.2000000000000002).
