@@ -25,6 +25,17 @@
 # 1.25× + 16 the goroutines of the baseline, the first sample after a
 # minute of warm-up).
 #
+# Secrets: mtrun gets an API key and a --header value made for the run,
+# and the simulator runs with echo-secrets, so its /metrics endpoint (which
+# mtrun scrapes into records.metrics.jsonl) writes them into metric names,
+# label names and values and HELP text, and every injected error quotes
+# them plainly, base64-encoded and JSON-escaped twice. At the end every
+# output (records, series, conversations, manifest, mtrun's stderr, and
+# mtstats' report and --to Parquet/JSONL of the records) is searched for
+# each form of each secret (as written, JSON-escaped, as a Prometheus
+# name, base64 in both alphabets with and without "Bearer "): there must
+# be none, and some [REDACTED] markers (the echoes reached the outputs).
+#
 # Exit status: 0 passed, 1 a check failed (records lost, growth, a tool
 # failed), 2 bad usage.
 set -euo pipefail
@@ -62,13 +73,16 @@ cleanup() {
 trap cleanup EXIT
 
 echo "soak.sh: building into $out/bin" >&2
-go build -o "$out/bin/" ./cmd/mtgen ./cmd/mtrun ./internal/cmd/mtsim
+go build -o "$out/bin/" ./cmd/mtgen ./cmd/mtrun ./cmd/mtstats ./internal/cmd/mtsim
 bin=$out/bin
 
 "$bin/mtgen" --num-conversations 200 --seed 1 --turns uniform:2:8 --input-tokens uniform:20:300 \
   --output-tokens uniform:8:64 --think-time exponential:mean=100ms >"$out/convs.jsonl" 2>"$out/mtgen.log"
 
-simcfg="seed=1,ttft=20ms,prefill=0.02ms,decode=4ms,max-running=64,cache=200000,$faults"
+simcfg="seed=1,ttft=20ms,prefill=0.02ms,decode=4ms,max-running=64,cache=200000,$faults,echo-secrets=true"
+# The run's secrets: made now, so no earlier file can hold them.
+key="sk-soak-$(head -c 9 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+token="tok-soak-$(head -c 9 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 stallns=1000000000 # the simulator's default stall
 if [[ ,$simcfg, =~ ,stall=([0-9]+)(ms|s), ]]; then
   unit=1000000000
@@ -83,6 +97,7 @@ url=$(head -n1 "$out/mtsim.url")
 
 t0=$(date +%s)
 "$bin/mtrun" --url "$url" --loop --duration "$duration" --clients "$clients" --active $((2 * clients)) \
+  --api-key "$key" --header "X-Soak-Token: $token" -o "$out/answers.jsonl" \
   --records "$out/records.jsonl" --debug-addr 127.0.0.1:0 "$out/convs.jsonl" 2>"$out/mtrun.log" &
 runpid=$!
 dbg=
@@ -146,6 +161,42 @@ okrec=$(cls ok)
 # record without error (a malformed line makes the client drop the rest).
 misread=$(($(s completed_clean) - okrec))
 
+# Secrets: every output, and what mtstats makes of the records.
+"$bin/mtstats" --format json "$out/records.jsonl" >"$out/stats.json" 2>"$out/mtstats.log" || rc=$((rc == 0 ? 1 : rc))
+"$bin/mtstats" --to "$out/stats-to.jsonl" "$out/records.jsonl" 2>>"$out/mtstats.log" || rc=$((rc == 0 ? 1 : rc))
+"$bin/mtstats" --to "$out/stats-to.parquet" "$out/records.jsonl" 2>>"$out/mtstats.log" || rc=$((rc == 0 ? 1 : rc))
+outputs=("$out/records.jsonl" "$out/records.metrics.jsonl" "$out/records.manifest.json" "$out/answers.jsonl"
+  "$out/mtrun.log" "$out/stats.json" "$out/mtstats.log" "$out/stats-to.jsonl")
+forms=()
+for sec in "$key" "$token"; do
+  for v in "$sec" "Bearer $sec"; do
+    b=$(printf %s "$v" | base64 -w0)
+    forms+=("$b" "${b%%=*}" "$(tr '+/' '-_' <<<"$b")")
+  done
+  forms+=("$sec" "${sec//-/_}")
+done
+found=0
+for f in "${outputs[@]}"; do
+  [[ -e $f ]] || { status_missing+="$f "; continue; }
+  for form in "${forms[@]}"; do
+    n=$(grep -c -F -e "$form" "$f" || true)
+    if ((n > 0)); then
+      echo "soak.sh: $f holds a form of a secret ($n lines)" >&2
+      found=$((found + n))
+    fi
+  done
+done
+# The Parquet copy: its strings are compressed, so read back through mtstats.
+if [[ -d $out/stats-to.parquet || -f $out/stats-to.parquet ]]; then
+  "$bin/mtstats" --to - "$out/stats-to.parquet" >"$out/stats-to-parquet.jsonl" 2>>"$out/mtstats.log" || true
+  for form in "${forms[@]}"; do
+    n=$(grep -c -F -e "$form" "$out/stats-to-parquet.jsonl" || true)
+    found=$((found + n))
+  done
+fi
+redacted=$(cat "${outputs[@]}" 2>/dev/null | grep -o -F '[REDACTED]' | wc -l)
+seriesredacted=$(grep -c -F 'vllm:echo_Bearer_[REDACTED]' "$out/records.metrics.jsonl" || true)
+
 # Flatness: the baseline is the first sample after a minute of warm-up (in
 # a run shorter than that, the first sample).
 mapfile -t rows <"$out/samples.txt"
@@ -165,6 +216,9 @@ status=pass
 [[ $lost == 0 ]] || status="FAIL: $lost records lost"
 [[ $misread == 0 ]] || status="FAIL: $(s completed_clean) clean responses sent in full but $okrec records without error"
 [[ $flat == yes ]] || status="FAIL: not flat ($flat)"
+[[ -z ${status_missing:-} ]] || status="FAIL: outputs missing: $status_missing"
+((redacted > 0 && seriesredacted > 0)) || status="FAIL: no [REDACTED] marker in the outputs (the echoes did not reach them)"
+[[ $found == 0 ]] || status="FAIL: $found lines of the outputs hold a form of a secret"
 
 cat <<EOF
 ### Soak run: ${duration} ($(date -u +%Y-%m-%d), $(git rev-parse --short HEAD 2>/dev/null || echo unknown))
@@ -181,6 +235,9 @@ on 127.0.0.1 (\`$simcfg\`); $(nproc) CPUs. mtrun ran ${elapsed} s and exited $rc
 | responses the simulator sent in full | $(s completed) |
 | of which without a malformed line | $(s completed_clean) |
 | records without error (must equal the line above) | $okrec |
+| **lines holding a secret** (${#forms[@]} forms of 2 secrets, in ${#outputs[@]} outputs and mtstats' Parquet copy) | **$found** |
+| \`[REDACTED]\` markers in the outputs (echoes that reached them) | $redacted |
+| of which scrapes with the echoing metric name (\`vllm:echo_Bearer_[REDACTED]\` in the series) | $seriesredacted |
 
 | fault kind | injected (simulator's counters) | seen in the records |
 |---|---:|---|

@@ -118,14 +118,13 @@ func options(c *cli.Context, s command.Streams, o *convert.Options, v *flagValue
 		o.Inputs = []string{"-"}
 	}
 	var err error
-	if o.From, err = convert.ParseFormat(v.from); err != nil {
-		if _, ok := source.Lookup(v.from); !ok {
+	o.From = convert.SchemaAuto
+	if v.from != "" && v.from != "auto" {
+		f, ok := source.Lookup(v.from)
+		if !ok {
 			return command.Usagef("--input-format: format %q: want auto or one of %s", v.from, strings.Join(source.Names(), ", "))
 		}
-		o.From = convert.FormatAuto // read by internal/source: see sessionFormat
-	}
-	if v.from == "conversations" {
-		o.From = convert.FormatOpenAI // OpenAI records with ids
+		o.From = f.Schema // SchemaAuto when internal/source reads it: see sessionFormat
 	}
 	if o.Parts, err = convert.ParsePartsMode(v.parts); err != nil {
 		return command.Usagef("--parts: %v", err)

@@ -12,9 +12,13 @@ import (
 	"github.com/mtkit/mtkit/internal/source"
 )
 
-// convertedFormats are the input formats internal/convert reads itself
-// (conversation JSONL is OpenAI records with ids to it).
-var convertedFormats = map[string]bool{"sharegpt": true, "openai": true, "vllm": true, "conversations": true}
+// converted reports whether internal/convert reads the input format
+// named name itself (it has a Schema; conversation JSONL is OpenAI
+// records with ids to it).
+func converted(name string) bool {
+	f, ok := source.Lookup(name)
+	return ok && f.Schema != convert.SchemaAuto
+}
 
 // sessionFormat returns the format of the inputs when internal/source
 // reads them rather than the converter: --input-format names such a format, or
@@ -22,7 +26,7 @@ var convertedFormats = map[string]bool{"sharegpt": true, "openai": true, "vllm":
 // the converter reads them.
 func sessionFormat(from string, o convert.Options) string {
 	if from != "auto" && from != "" {
-		if convertedFormats[from] {
+		if converted(from) {
 			return ""
 		}
 		return from
@@ -35,7 +39,7 @@ func sessionFormat(from string, o convert.Options) string {
 		return "" // the converter reports it
 	}
 	in.Close()
-	if convertedFormats[in.Format.Name] {
+	if converted(in.Format.Name) {
 		return ""
 	}
 	return in.Format.Name

@@ -26,7 +26,7 @@ func writeManifest(o *options, sum *replay.Summary, digest string, started time.
 	if path == "" || path == "-" && sum == nil {
 		return nil
 	}
-	m := manifest.New(&o.replay, started, command.Version(), map[string]any{
+	m := replay.NewManifest(&o.replay, started, command.Version(), map[string]any{
 		"warmup_step": o.warmupStep, "sim_config": o.simSpec,
 		"schedule": o.scheduleName(), "users": o.sched.users, "user_gap": o.sched.userGap.String(), "time_scale": o.sched.timeScale,
 		"segment": o.scale.seg.String(), "start_at": o.scale.startAtString(),
@@ -37,7 +37,7 @@ func writeManifest(o *options, sum *replay.Summary, digest string, started time.
 		m.Metrics = mi
 	}
 	if sum != nil {
-		m.Finish(sum)
+		replay.FinishManifest(m, sum)
 	}
 	return m.Write(path, stdout, replay.NewRedactor(&o.replay).JSON) // the URL's userinfo, echoed model names
 }

@@ -81,18 +81,5 @@ func (o *options) scheduleName() string {
 	if o.stage.sweep != nil {
 		return "sweep"
 	}
-	switch o.replay.Schedule.(type) {
-	case schedule.UserGap:
-		return "users"
-	case schedule.Trace:
-		return "trace"
-	case schedule.Staged:
-		return "stages"
-	case *schedule.Requests:
-		return "inference-perf"
-	}
-	if o.replay.Rate > 0 {
-		return "rate"
-	}
-	return "closed"
+	return o.replay.Shape().Name()
 }

@@ -61,7 +61,7 @@ func flags(o *mtstats.Options) []cli.Flag {
 		&cli.BoolFlag{Name: "include-warmup", Destination: &o.IncludeWarmup, DisableDefaultText: true, Category: cliflag.CatInput, Usage: "count warmup records too"},
 		cliflag.Strict(&o.Strict),
 
-		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Destination: &o.Format, Category: catReport, Usage: "report `FORMAT`: table, markdown, json or csv"},
+		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Destination: &o.Format, Category: catReport, Usage: "report `FORMAT`: table, markdown, json, csv, or llm-d (llm-d-benchmark's benchmark report, one per stage)"},
 		&cli.StringFlag{Name: "by", Destination: &o.By, Category: catReport, Usage: "also report per `GROUP`: turn, conversation, client, phase, run, file or a record field"},
 		&cli.StringFlag{Name: "by-detail", Value: report.ByTable, Destination: &o.ByDetail, Category: catReport, Usage: "with --by, what each group shows: `DETAIL` table (one row per group: requests, failed, TTFT, ITL and latency quantiles, input tokens, cache hit) or full (the whole report per group; implied by --compare, --html, --xlsx and --user-gaps)"},
 		&cli.StringFlag{Name: "only", Destination: &o.Only, Category: catReport, Usage: "report only `METRICS` (comma-separated: ttft, tpot, itl, latency, input_num_turns, input_num_tokens, output_num_tokens, output_num_chunks, intended_latency, lateness, think_planned, think_actual) with the request counts, runtime and request rate, reading only the fields they need: e.g. --by turn --only ttft"},
@@ -101,6 +101,7 @@ func run(s command.Streams, args []string) int {
 		stop, abort, release := command.Interrupts(c.Context, s.Signals)
 		defer release()
 		o.Inputs, o.Stdin, o.Out, o.Err, o.Stop = c.Args().Slice(), s.In, s.Out, s.Err, stop.Done()
+		o.Version = command.Version()
 		err := mtstats.Run(abort, o)
 		var usage *mtstats.UsageError
 		switch {

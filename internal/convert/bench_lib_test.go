@@ -44,7 +44,7 @@ var scanLibs = []struct {
 		// of Run's decode workers does.
 		d := benchDecoders.Get().(*decoder)
 		defer benchDecoders.Put(d)
-		d.format = FormatAuto
+		d.format = SchemaAuto
 		var rec record
 		if err := d.decode(b, &rec); err != nil {
 			return nil, err

@@ -27,8 +27,8 @@ type Options struct {
 	Inputs []string
 	// Open opens an input; required.
 	Open Opener
-	// From forces the record format; FormatAuto detects it per input.
-	From Format
+	// From forces the record schema; SchemaAuto detects it per input.
+	From Schema
 	// Parts says how ShareGPT "id_N" parts are merged (default adjacent).
 	Parts PartsMode
 	// Alternation repairs or drops conversations whose roles do not
@@ -86,7 +86,7 @@ func (o *Options) Validate() error {
 	if o.MinContentLen > 0 && o.MaxContentLen > 0 && o.MinContentLen > o.MaxContentLen {
 		return fmt.Errorf("--min-content-len %d is greater than --max-content-len %d", o.MinContentLen, o.MaxContentLen)
 	}
-	if _, err := ParseFormat(string(o.From)); err != nil {
+	if _, err := parseSchema(string(o.From)); err != nil {
 		return err
 	}
 	if _, err := ParsePartsMode(string(o.Parts)); err != nil {

@@ -200,19 +200,19 @@ func TestFormats(t *testing.T) {
 	sgArray := "[\n" + strings.TrimSpace(sg("s_0", "human", "q")) + ",\n" + strings.TrimSpace(sg("s_1", "gpt", "a")) + "\n]"
 	for _, tc := range []struct {
 		name, in   string
-		from       Format
+		from       Schema
 		wantSource string
 		want       []string
 		malformed  int
 	}{
-		{"sharegpt jsonl", sg("s", "human", "q"), FormatAuto, "sharegpt", []string{"s: u:q"}, 0},
-		{"sharegpt array", sgArray, FormatAuto, "sharegpt", []string{"s: u:q a:a"}, 0},
-		{"openai jsonl", openai, FormatAuto, "openai", []string{"o1: u:q a:a"}, 0},
-		{"vllm list", vllm, FormatAuto, "vllm", []string{"v1: u:q"}, 0},
-		{"forced openai on sharegpt", sg("s", "human", "q"), FormatOpenAI, "", []string{}, 1},
-		{"forced sharegpt on vllm", vllm, FormatShareGPT, "", []string{}, 1},
-		{"forced vllm on jsonl", openai, FormatVLLM, "vllm", []string{"o1: u:q a:a"}, 0},
-		{"first record decides", openai + sg("s", "human", "q"), FormatAuto, "openai", []string{"o1: u:q a:a"}, 1},
+		{"sharegpt jsonl", sg("s", "human", "q"), SchemaAuto, "sharegpt", []string{"s: u:q"}, 0},
+		{"sharegpt array", sgArray, SchemaAuto, "sharegpt", []string{"s: u:q a:a"}, 0},
+		{"openai jsonl", openai, SchemaAuto, "openai", []string{"o1: u:q a:a"}, 0},
+		{"vllm list", vllm, SchemaAuto, "vllm", []string{"v1: u:q"}, 0},
+		{"forced openai on sharegpt", sg("s", "human", "q"), SchemaOpenAI, "", []string{}, 1},
+		{"forced sharegpt on vllm", vllm, SchemaShareGPT, "", []string{}, 1},
+		{"forced vllm on jsonl", openai, SchemaVLLM, "vllm", []string{"o1: u:q a:a"}, 0},
+		{"first record decides", openai + sg("s", "human", "q"), SchemaAuto, "openai", []string{"o1: u:q a:a"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -444,7 +444,7 @@ func TestMultipleInputsMergeAdjacentParts(t *testing.T) {
 	if diff := cmp.Diff([]string{"x: u:q0 a:r0 u:q1"}, shapes(convs)); diff != "" {
 		t.Error(diff)
 	}
-	if sum.Inputs != 2 || sum.Formats[FormatShareGPT] != 2 {
+	if sum.Inputs != 2 || sum.Formats[SchemaShareGPT] != 2 {
 		t.Errorf("inputs %d formats %v", sum.Inputs, sum.Formats)
 	}
 }
@@ -583,7 +583,7 @@ func FuzzRunOpenAI(f *testing.F) {
 	f.Add([]byte(`[{"id":"v","messages":[{"role":"user","content":"q"},{"role":"tool","content":null}]}]`))
 	f.Add([]byte(`{"id":"o","system":"s","messages":[{"role":"user","content":"q"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":{"x":1}}}]},{"role":"tool","tool_call_id":"c","content":"r"}],"tools":[{"type":"function","function":{"name":"f"}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fuzzRun(t, data, Options{From: FormatOpenAI, MaxTurns: 3, KeepEmpty: true})
+		fuzzRun(t, data, Options{From: SchemaOpenAI, MaxTurns: 3, KeepEmpty: true})
 	})
 }
 

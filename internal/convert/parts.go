@@ -95,7 +95,7 @@ func (m *merger) add(rec record) error {
 	if rec.id == "" {
 		base = fmt.Sprintf("%s:%d", rec.file, rec.line)
 		rec.id = base
-	} else if m.mode != PartsNone && rec.format == FormatShareGPT {
+	} else if m.mode != PartsNone && rec.format == SchemaShareGPT {
 		base, num = splitPart(rec.id)
 	}
 	m.seq++

@@ -227,15 +227,15 @@ func (r *runner) convert(ctx context.Context, ordered <-chan *chunk) error {
 	m := &merger{mode: r.opts.Parts, emit: r.emit}
 	var (
 		redo   decoder // re-decodes a record in the input's format once known
-		format Format  // the current input's format, as the decoder's state
+		format Schema  // the current input's format, as the decoder's state
 	)
 	// finishInput counts the input's format, once its end or an error is
 	// reached, as a sequential run counts it.
 	finishInput := func() {
-		if format != FormatAuto {
+		if format != SchemaAuto {
 			r.sum.Formats[format]++
 		}
-		format = FormatAuto
+		format = SchemaAuto
 	}
 	for c := range ordered {
 		select {
@@ -256,7 +256,7 @@ func (r *runner) convert(ctx context.Context, ordered <-chan *chunk) error {
 			// A decoder knows the input's format only when --input-format
 			// forces it; once the first record sets it, a record read
 			// differently under auto detection is read again.
-			if r.opts.From == FormatAuto && format != FormatAuto &&
+			if r.opts.From == SchemaAuto && format != SchemaAuto &&
 				(errors.Is(d.err, errNoFormatKey) || d.err == nil && d.rec.format != format) {
 				redo.format, redo.list = format, c.list
 				d.err = redo.decode(c.data[s.start:s.end], &d.rec)

@@ -149,7 +149,7 @@ func TestPipelineSameInAnyChunking(t *testing.T) {
 		{"tokens", Options{Dedupe: true, Tokenizer: wordCounter{}, MaxWarnings: 3}},
 		{"parts-all-tokens-sample", Options{Parts: PartsAll, Tokenizer: wordCounter{}, MaxItems: 5, Seed: 9}},
 		{"parts-none-strict", Options{Parts: PartsNone, Strict: true}},
-		{"forced-sharegpt", Options{From: FormatShareGPT, Dedupe: true}},
+		{"forced-sharegpt", Options{From: SchemaShareGPT, Dedupe: true}},
 	}
 	for _, in := range inputs {
 		for _, o := range optionSets {

@@ -9,23 +9,27 @@ import (
 	"github.com/mtkit/mtkit/internal/conv"
 )
 
-// Format is an input dataset format.
-type Format string
+// Schema is the record schema of a dataset internal/convert reads:
+// ShareGPT's "conversations" of {"from", "value"}, or OpenAI's "messages"
+// (one record a line, or vLLM's JSON list). The input formats themselves
+// (names, detection, opening) are internal/source's registry; a dataset
+// format there names its Schema.
+type Schema string
 
-// Input formats. FormatAuto detects the format of each input (see Detect).
+// The schemas. SchemaAuto detects the schema of each input (see Detect).
 const (
-	FormatAuto     Format = ""
-	FormatShareGPT Format = "sharegpt"
-	FormatOpenAI   Format = "openai"
-	FormatVLLM     Format = "vllm"
+	SchemaAuto     Schema = ""
+	SchemaShareGPT Schema = "sharegpt"
+	SchemaOpenAI   Schema = "openai"
+	SchemaVLLM     Schema = "vllm"
 )
 
-// ParseFormat parses a --from value ("auto" or "" is FormatAuto).
-func ParseFormat(s string) (Format, error) {
-	switch f := Format(strings.ToLower(s)); f {
+// parseSchema checks a schema ("auto" or "" is SchemaAuto).
+func parseSchema(s string) (Schema, error) {
+	switch f := Schema(strings.ToLower(s)); f {
 	case "", "auto":
-		return FormatAuto, nil
-	case FormatShareGPT, FormatOpenAI, FormatVLLM:
+		return SchemaAuto, nil
+	case SchemaShareGPT, SchemaOpenAI, SchemaVLLM:
 		return f, nil
 	}
 	return "", fmt.Errorf("format %q: want auto, sharegpt, openai or vllm", s)
@@ -35,7 +39,7 @@ func ParseFormat(s string) (Format, error) {
 // of a longer conversation) or one OpenAI/vLLM conversation.
 type record struct {
 	id     string // as in the source, or "file:line" when it has none
-	format Format
+	format Schema
 	msgs   []conv.Message
 	// turns is the number of messages in the source record, dropped ones
 	// included (the unit of ShareGPT part numbers).
@@ -62,9 +66,9 @@ var errNoFormatKey = errors.New(`conversations: missing (no "conversations" or "
 // decoder decodes records of one input.
 type decoder struct {
 	sc scanner
-	// format is the input's record schema once known: FormatShareGPT (key
-	// "conversations") or FormatOpenAI/FormatVLLM (key "messages").
-	format Format
+	// format is the input's record schema once known: SchemaShareGPT (key
+	// "conversations") or SchemaOpenAI/SchemaVLLM (key "messages").
+	format Schema
 	// list reports whether the input is a JSON array (vLLM's container).
 	list bool
 	// calls numbers the tool calls of the record being decoded.
@@ -72,8 +76,8 @@ type decoder struct {
 }
 
 // listKey returns the top-level key that holds the messages of format f.
-func listKey(f Format) string {
-	if f == FormatShareGPT {
+func listKey(f Schema) string {
+	if f == SchemaShareGPT {
 		return "conversations"
 	}
 	return "messages"
@@ -151,22 +155,22 @@ func (d *decoder) decode(data []byte, rec *record) error {
 		return err
 	}
 	want := d.format
-	if want == FormatAuto {
+	if want == SchemaAuto {
 		switch {
 		case sgSeen:
-			want = FormatShareGPT
+			want = SchemaShareGPT
 		case oaSeen && d.list:
-			want = FormatVLLM
+			want = SchemaVLLM
 		case oaSeen:
-			want = FormatOpenAI
+			want = SchemaOpenAI
 		default:
 			return errNoFormatKey
 		}
 	}
 	switch {
-	case want == FormatShareGPT && sgSeen:
+	case want == SchemaShareGPT && sgSeen:
 		rec.msgs, rec.turns, rec.dropped = sharegpt, sgTurns, sgDrop
-	case want != FormatShareGPT && oaSeen:
+	case want != SchemaShareGPT && oaSeen:
 		rec.msgs, rec.turns, rec.dropped = openai, oaTurns, oaDrop
 	default:
 		return fmt.Errorf("%s: missing (input read as %s)", listKey(want), want)

@@ -15,7 +15,7 @@ type Summary struct {
 	// Inputs is the number of inputs read; Formats counts them by the
 	// record format detected (or forced).
 	Inputs  int
-	Formats map[Format]int
+	Formats map[Schema]int
 	// Bytes is the decompressed input size read.
 	Bytes int64
 	// Records is the number of well-formed records read (ShareGPT parts
@@ -56,7 +56,7 @@ type Summary struct {
 }
 
 func newSummary() *Summary {
-	return &Summary{Formats: map[Format]int{}, Dropped: map[Reason]int{}}
+	return &Summary{Formats: map[Schema]int{}, Dropped: map[Reason]int{}}
 }
 
 // DroppedTotal returns the number of conversations dropped.
@@ -72,7 +72,7 @@ func (s *Summary) DroppedTotal() int {
 func (s *Summary) Write(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	var formats []string
-	for _, f := range []Format{FormatShareGPT, FormatOpenAI, FormatVLLM} {
+	for _, f := range []Schema{SchemaShareGPT, SchemaOpenAI, SchemaVLLM} {
 		if n := s.Formats[f]; n > 0 {
 			formats = append(formats, fmt.Sprintf("%s %d", f, n))
 		}

@@ -46,6 +46,9 @@ var sloRe = regexp.MustCompile(`^(?:turn(\d+):)?([a-z0-9_]+?)_(p(\d+(?:\.\d+)?)|
 var sloMetrics = map[string]stats.Metric{
 	"ttft": stats.TTFT, "tpot": stats.TPOT, "itl": stats.ITL, "latency": stats.Latency, "e2e": stats.Latency,
 	"e2el": stats.Latency, "intended_latency": stats.IntendedLatency, "lateness": stats.Lateness,
+	// ttft is the first token, reasoning or content; ttft_content the
+	// first content token (reasoning models).
+	"ttft_content": stats.TTFTContent,
 }
 
 // ParseSLO parses a comma-separated list of objectives such as
@@ -138,6 +141,15 @@ func (o *Objective) requestValue(r *record.Record, scratch []float64) (float64, 
 			return s / float64(len(scratch)), true, scratch
 		}
 		return stats.Quantile(scratch, o.P), true, scratch
+	case stats.TTFTContent:
+		// Without reasoning, the first token is the first content token.
+		switch {
+		case r.TTFTContentNs != nil:
+			return stats.Millis(*r.TTFTContentNs), true, scratch
+		case r.TTFTNs != nil:
+			return stats.Millis(*r.TTFTNs), true, scratch
+		}
+		return 0, false, scratch
 	case stats.IntendedLatency:
 		return stats.Millis(r.IntendedLatencyNs), !r.Scheduled.IsZero(), scratch
 	case stats.Lateness:

@@ -2,7 +2,9 @@
 // asked (the command line with secrets redacted, the settings), with which
 // software, on which input and host, and, once the run is over, its
 // summary. It is written before the run (so an unwritable path fails
-// early) and replaced atomically after it.
+// early) and replaced atomically after it. It is a leaf: mtrun writes it
+// (replay.NewManifest says what of a replay goes in), mtstats reads it
+// (the segment view), both with this schema and file-name rule (Path).
 package manifest
 
 import (
@@ -13,12 +15,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/mtkit/mtkit/internal/replay"
 )
 
 // Manifest describes a run. Secrets are never written: the command line
@@ -68,9 +66,15 @@ type Summary struct {
 
 // VerifyOutput counts the answers compared with the dataset's.
 type VerifyOutput struct {
-	Compared      int64           `json:"compared"`
-	Mismatched    int64           `json:"mismatched"`
-	FirstMismatch *replay.TurnRef `json:"first_mismatch,omitempty"`
+	Compared      int64    `json:"compared"`
+	Mismatched    int64    `json:"mismatched"`
+	FirstMismatch *TurnRef `json:"first_mismatch,omitempty"`
+}
+
+// TurnRef names one turn of one conversation.
+type TurnRef struct {
+	Conversation string `json:"conversation_id"`
+	Turn         int    `json:"turn"`
 }
 
 // Conversations counts a run's conversations by final status.
@@ -82,97 +86,18 @@ type Conversations struct {
 	Unfinished int64 `json:"unfinished"`
 }
 
-// New is the manifest of a run of r started at started, before it ends:
-// the software, the host and the settings of r that apply to the run
-// (issue 23: a closed-loop run showed poisson: true). extra adds settings
-// that are not replay options; those with a zero value ("", 0, false,
-// "0s", nil) did not apply and are left out.
-func New(r *replay.Options, started time.Time, version string, extra map[string]any) *Manifest {
-	host, _ := os.Hostname()
-	m := &Manifest{
-		RunID: r.RunID, Started: started.UTC(), Version: version, GoVersion: runtime.Version(),
-		Host: host, OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(),
-		URL: r.URL, Model: r.Model, MaxModel: r.MaxModelLen,
-		Settings: map[string]any{
-			"api": r.API, "stream": r.Stream, "n": max(r.N, 1),
-			"max_retries": r.MaxRetries, "on_failure": r.OnFailure,
-		},
+// Read reads the manifest at path; its errors are os.ReadFile's and
+// json.Unmarshal's, as they are (the caller names the file).
+func Read(path string) (*Manifest, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
 	}
-	set := func(k string, v any) {
-		if !zero(v) {
-			m.Settings[k] = v
-		}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
 	}
-	if r.Stream {
-		set("include_usage", r.IncludeUsage)
-	}
-	switch {
-	case r.Schedule != nil: // its own settings come in extra
-	case r.Rate > 0:
-		m.Settings["rate"], m.Settings["poisson"] = r.Rate, r.Poisson
-		set("max_concurrency", r.MaxInFlight)
-	default:
-		clients := max(r.Clients, replay.DefaultClients)
-		sampling := r.Sampling
-		if sampling == "" {
-			sampling = replay.SampleRoundRobin
-		}
-		m.Settings["clients"], m.Settings["active"], m.Settings["sampling"] = clients, max(r.Active, clients), sampling
-	}
-	for k, v := range map[string]any{
-		"loop": r.Loop, "max_requests": r.MaxRequests, "duration": r.Duration.String(), "max_turns": r.MaxTurns,
-		"warmup_turns": r.WarmupTurns, "max_tokens": r.FixedMaxTokens,
-		"limit_min_tokens": r.LimitMinTokens, "limit_max_tokens": r.LimitMaxTokens,
-		"request_timeout": r.RequestTimeout.String(), "headers": headerNames(r),
-	} {
-		set(k, v)
-	}
-	if len(r.ExtraBody) > 0 {
-		m.Settings["extra_body"] = r.ExtraBody
-	}
-	for k, v := range extra {
-		set(k, v)
-	}
-	return m
-}
-
-// zero reports whether a setting's value is its type's zero (or "0s"):
-// a setting not given.
-func zero(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case string:
-		return x == "" || x == "0s"
-	case bool:
-		return !x
-	case int:
-		return x == 0
-	case int64:
-		return x == 0
-	case float64:
-		return x == 0
-	case []string:
-		return len(x) == 0
-	}
-	return false
-}
-
-// Finish adds what is known once the run is over.
-func (m *Manifest) Finish(sum *replay.Summary) {
-	end := m.Started.Add(sum.Elapsed).UTC()
-	m.RunID, m.Model, m.MaxModel, m.Ended = sum.RunID, sum.Model, sum.MaxModelLen, &end
-	m.Summary = &Summary{
-		Requests: sum.Requests, Attempts: sum.Attempts, FailedRequests: sum.Failed, Retries: sum.Retries,
-		Conversations: Conversations{
-			Started: sum.Started, Finished: sum.Finished, Failed: sum.FailedConversations,
-			Abandoned: sum.Abandoned, Unfinished: sum.Unfinished,
-		},
-		ElapsedS: sum.Elapsed.Seconds(), WriteBlockedS: sum.WriteBlocked.Seconds(), NextSeq: sum.NextSeq,
-	}
-	if sum.Verified > 0 {
-		m.Summary.VerifyOutput = &VerifyOutput{Compared: sum.Verified, Mismatched: sum.Mismatched, FirstMismatch: sum.FirstMismatch}
-	}
+	return &m, nil
 }
 
 // Path is the manifest's path: explicit (--manifest) if set, else the
@@ -242,16 +167,6 @@ func WriteFileAtomic(path string, data []byte) error {
 		os.Remove(f.Name())
 	}
 	return err
-}
-
-// headerNames lists the extra headers sent, without their values, sorted.
-func headerNames(r *replay.Options) []string {
-	var names []string
-	for k := range r.Headers {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // Hide is the redaction of a secret value: REDACTED.

@@ -26,6 +26,9 @@ func (c *collector) report(objs []judge.Objective, compare bool) *report.Report 
 		rep.Inputs.Files[i] = &cp
 	}
 	rep.Summary = c.all.Group("")
+	if c.records != nil {
+		rep.Records = *c.records
+	}
 	for _, m := range c.opts.only {
 		rep.Only = append(rep.Only, stats.MetricNames[m])
 	}

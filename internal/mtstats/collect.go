@@ -60,6 +60,9 @@ type collector struct {
 	// retBy each --compare input's; both nil with --only.
 	ret   *retention.Pass
 	retBy map[string]*retention.Pass
+	// records is what the records say of their runs, kept for llm-d's
+	// report (nil for the other formats).
+	records *report.RecordInfo
 }
 
 func newCollector(o *Options, filter stats.Filter, objs []judge.Objective) (*collector, error) {
@@ -82,8 +85,11 @@ func newCollector(o *Options, filter stats.Filter, objs []judge.Objective) (*col
 	for _, ob := range objs {
 		turnObjective = turnObjective || ob.Turn >= 0
 	}
-	if o.Compare && (o.HTML != "" || turnObjective) {
+	if o.Compare && (o.HTML != "" || turnObjective) || o.Format == report.FormatLLMD {
 		c.groupTurns = map[string]map[int]*stats.Acc{}
+	}
+	if o.Format == report.FormatLLMD {
+		c.records = &report.RecordInfo{StageLoads: map[int]string{}, ToolVersion: o.Version}
 	}
 	gb, err := groupFunc(o.By)
 	if err != nil {
@@ -356,6 +362,9 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 	}
 	c.aff.Add(r)
 	c.segs.Add(r)
+	if c.records != nil {
+		c.records.Add(r)
+	}
 	switch {
 	case r.Stage == 0:
 	case c.stagesBy != nil:

@@ -2,15 +2,17 @@ package mtstats
 
 import "github.com/mtkit/mtkit/internal/stats"
 import "github.com/mtkit/mtkit/internal/record"
+import "github.com/mtkit/mtkit/internal/report"
 
 // unreadColumns are the record fields the report does not read unless an
-// option asks for them (--where, --by, --user-gaps, --xlsx): every other
+// option asks for them (--where, --by, --user-gaps, --xlsx, --format
+// llm-d): every other
 // field is read, a field added to the record included.
 var unreadColumns = map[string]bool{
-	"model": true, "first_token": true, "ttft_content_ns": true, "reasoning_tokens": true,
-	"dropped_messages": true, "max_tokens": true, "min_tokens": true, "reasoning_chunks": true,
+	"model": true, "first_token": true,
+	"dropped_messages": true, "max_tokens": true, "min_tokens": true,
 	"finish_reason": true, "status": true, "error": true, "server_extra": true,
-	"verify_mismatch": true, "attempt": true, "choice": true, "client": true,
+	"attempt": true, "client": true,
 }
 
 // columns returns the record fields the report of o needs, or nil for
@@ -49,6 +51,9 @@ func columns(o *Options, filter stats.Filter) (*record.Columns, error) {
 	}
 	if o.UserGaps {
 		names = append(names, "client", "attempt", "choice")
+	}
+	if o.Format == report.FormatLLMD {
+		names = append(names, "model") // the report names it
 	}
 	return record.NewColumns(names...)
 }

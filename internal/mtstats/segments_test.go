@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/manifest"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/report"
 	"github.com/mtkit/mtkit/internal/stats"
@@ -226,7 +228,7 @@ func TestSegmentsInferredAndBadManifest(t *testing.T) {
 	// One unsplit run (its manifest says segment 0/1, as mtrun writes it):
 	// no segment view.
 	single := writeTemp(t, "one.jsonl", statstest.JSONL(t, statstest.Records(statstest.Config{Seed: 1, Run: "one", Convs: 3, MaxTurns: 2})))
-	if err := os.WriteFile(stats.ManifestFor(single), []byte(`{"run_id":"one","host":"h","settings":{"segment":"0/1"}}`), 0o644); err != nil {
+	if err := os.WriteFile(manifest.Path("", single), []byte(`{"run_id":"one","host":"h","settings":{"segment":"0/1"}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if rep, _, _ := segmentsOf(t, Options{Inputs: []string{single}}); rep != nil {
@@ -272,5 +274,87 @@ func TestEmptyPartsDir(t *testing.T) {
 	alone, err2 := run(recs)
 	if err1 != nil || err2 != nil || withK != alone {
 		t.Errorf("records beside the killed directory: %v, %v\n%s\nalone:\n%s", err1, err2, withK, alone)
+	}
+}
+
+// TestChoicesCountTurns: records of --choices 3 (one per choice of each
+// request) give the conversation figures of one choice: turns are
+// counted, not choices (issue 24: 12 conversation_turns for a 4-turn
+// conversation).
+func TestChoicesCountTurns(t *testing.T) {
+	t.Parallel()
+	one := statstest.Records(statstest.Config{Seed: 3, Run: "r1", Convs: 5, MaxTurns: 4})
+	var three []record.Record
+	for _, r := range one {
+		for c := range 3 {
+			r := r
+			r.Choice, r.Seq = c, 3*r.Seq+int64(c) // mtrun numbers each choice's record
+			three = append(three, r)
+		}
+	}
+	dir := t.TempDir()
+	convs := func(recs []record.Record) string {
+		path := filepath.Join(dir, fmt.Sprintf("r%d.jsonl", len(recs)))
+		if err := os.WriteFile(path, statstest.JSONL(t, recs), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		o := Options{Inputs: []string{path}, Out: &out, Err: &errb, Format: "json"}
+		if err := Run(context.Background(), o); err != nil {
+			t.Fatalf("%v\n%s", err, errb.String())
+		}
+		var rep map[string]any
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(rep["summary"].(map[string]any)["conversations"])
+		return string(b)
+	}
+	if got, want := convs(three), convs(one); got != want || !strings.Contains(want, "conversation_turns") {
+		t.Errorf("with 3 choices: %s\nwith one: %s", got, want)
+	}
+}
+
+// TestSegmentsDisagree: segments whose manifests differ on --seed, the
+// input's hash or a request setting are flagged in the segment view and
+// on stderr, and are an error under --strict (issue 24: merged without a
+// word). A manifest without the hash (a killed segment) does not count.
+func TestSegmentsDisagree(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	splitRun(t, dir, 3, 0, 1, 2)
+	agreeing := func(i int, extra string) string {
+		return fmt.Sprintf(`{"run_id":"split","host":"node-%d"%s,"settings":{"segment":"%d/3","start_at":"2026-11-23T23:30:00Z","seed":1,"max_tokens":64}}`, i, extra, i)
+	}
+	write := func(i int, m string) {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seg-%d.manifest.json", i)), []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0, agreeing(0, `,"input_sha256":"aaa"`))
+	write(1, agreeing(1, `,"input_sha256":"aaa"`))
+	write(2, agreeing(2, "")) // killed: no hash
+	segs, _, stderr := segmentsOf(t, Options{Inputs: []string{dir}, Strict: true})
+	if len(segs.Runs) != 1 || len(segs.Runs[0].Disagree) != 0 || strings.Contains(stderr, "disagree") {
+		t.Fatalf("agreeing segments flagged: %+v\n%s", segs.Runs, stderr)
+	}
+	write(1, strings.Replace(agreeing(1, `,"input_sha256":"bbb"`), `"seed":1`, `"seed":7`, 1))
+	write(2, strings.Replace(agreeing(2, ""), `"max_tokens":64`, `"max_tokens":65`, 1))
+	segs, _, stderr = segmentsOf(t, Options{Inputs: []string{dir}})
+	var got []string
+	for _, d := range segs.Runs[0].Disagree {
+		got = append(got, d.String())
+	}
+	want := []string{"input_sha256: 0=aaa 1=bbb", "max_tokens: 0=64 1=64 2=65", "seed: 0=1 1=7 2=1"}
+	if !slices.Equal(got, want) || !strings.Contains(stderr, "warning: run split: the segments' manifests disagree (input_sha256: 0=aaa 1=bbb; max_tokens") {
+		t.Errorf("disagreements %q, want %q; stderr %q", got, want, stderr)
+	}
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), Options{Inputs: []string{dir}, Strict: true, Out: &out, Err: &errb})
+	if !errors.Is(err, ErrSegmentsDisagree) {
+		t.Errorf("--strict: %v, want ErrSegmentsDisagree", err)
+	}
+	if !strings.Contains(out.String(), "DISAGREE") || !strings.Contains(out.String(), "seed: 0=1 1=7 2=1") {
+		t.Errorf("the table does not flag the disagreement:\n%s", out.String())
 	}
 }

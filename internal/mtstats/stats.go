@@ -24,6 +24,9 @@ import (
 var (
 	// ErrCheckFailed: --check was given and an SLO was not met.
 	ErrCheckFailed = errors.New("SLO not met")
+	// ErrSegmentsDisagree: --strict was given and the manifests of a
+	// split run's segments disagree on a setting or the input.
+	ErrSegmentsDisagree = errors.New("segments disagree")
 	// ErrInterrupted: reading was interrupted; the summary of what was
 	// read has been written.
 	ErrInterrupted = errors.New("interrupted")
@@ -48,8 +51,10 @@ type Options struct {
 	Out    io.Writer // report, or records with Records
 	Err    io.Writer // diagnostics
 
-	Format string // table (default), markdown, json, csv
-	By     string // turn, conversation, client, phase, run, file or a record field
+	Format string // table (default), markdown, json, csv, llm-d
+	// Version is mtstats's version, written in llm-d's report.
+	Version string
+	By      string // turn, conversation, client, phase, run, file or a record field
 	// ByDetail is what each --by group shows: ByTable (default: one row
 	// of the per-group table) or ByFull (the whole report per group,
 	// implied by Compare, HTML, XLSX and UserGaps).
@@ -110,8 +115,14 @@ func (o *Options) fullGroups() bool {
 func Run(ctx context.Context, o Options) error {
 	switch o.Format {
 	case "", report.FormatTable, report.FormatMarkdown, report.FormatJSON, report.FormatCSV:
+	case report.FormatLLMD:
+		// One report per stage, each with the whole group's figures.
+		if o.By != "" && o.By != "stage" || o.Compare || o.Every > 0 {
+			return &UsageError{errors.New("--format llm-d writes one report per stage: it takes no --by, --compare or --every")}
+		}
+		o.By, o.ByDetail = "stage", report.ByFull
 	default:
-		return &UsageError{fmt.Errorf("--format %s: want table, markdown, json or csv", o.Format)}
+		return &UsageError{fmt.Errorf("--format %s: want table, markdown, json, csv or llm-d", o.Format)}
 	}
 	switch o.ByDetail {
 	case "", report.ByTable, report.ByFull:
@@ -245,6 +256,22 @@ func (c *collector) finish(objs []judge.Objective, partial bool) error {
 	if o.XLSX != "" {
 		if err := report.WriteXLSX(o.XLSX, rep); err != nil {
 			return err
+		}
+	}
+	if rep.Segments != nil {
+		for _, r := range rep.Segments.Runs {
+			if len(r.Disagree) == 0 {
+				continue
+			}
+			var what []string
+			for _, d := range r.Disagree {
+				what = append(what, d.String())
+			}
+			msg := fmt.Sprintf("run %s: the segments' manifests disagree (%s): they are not parts of one run", r.RunID, strings.Join(what, "; "))
+			if o.Strict {
+				return fmt.Errorf("%w: %s", ErrSegmentsDisagree, msg)
+			}
+			fmt.Fprintf(o.Err, "warning: %s\n", msg)
 		}
 	}
 	if o.Check && !rep.SLOMet() {

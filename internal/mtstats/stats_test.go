@@ -387,6 +387,48 @@ func TestCompareSLO(t *testing.T) {
 	}
 }
 
+// TestReasoning: records of a reasoning model get the time to the first
+// content token beside TTFT, and their reasoning tokens and chunks, in
+// the summary, per turn and in the HTML; an SLO can use either TTFT
+// (issue 23: TTFT 28 ms was the first reasoning token, and the 237 ms to
+// visible text was not shown).
+func TestReasoning(t *testing.T) {
+	t.Parallel()
+	recs := statstest.Records(statstest.Config{Seed: 5, Run: "r", Convs: 10, MaxTurns: 3, ITL: true})
+	for i := range recs {
+		r := &recs[i]
+		if r.TTFTNs == nil {
+			continue
+		}
+		*r.TTFTNs = 28e6
+		r.TTFTContentNs = record.Ptr(int64(237e6))
+		r.ReasoningTokens, r.ReasoningChunks = record.Ptr(int64(40)), 40
+	}
+	p := writeTemp(t, "r.jsonl", statstest.JSONL(t, recs))
+	html := filepath.Join(t.TempDir(), "r.html")
+	m, _ := runJSON(t, Options{Inputs: []string{p}, HTML: html, SLO: "ttft_p95<=100ms,ttft_content_p95<=100ms"})
+	metrics := get(m, "summary", "metrics").(map[string]any)
+	for name, want := range map[string]float64{"ttft_ms": 28, "ttft_content_ms": 237, "reasoning_num_tokens": 40, "reasoning_num_chunks": 40} {
+		d, _ := metrics[name].(map[string]any)
+		if d == nil || d["p50"] != want {
+			t.Errorf("summary %s = %v, want p50 %g", name, d, want)
+		}
+	}
+	objs := get(m, "slo", "objectives").([]any)
+	if len(objs) != 2 || objs[0].(map[string]any)["met"] != true || objs[1].(map[string]any)["met"] != false {
+		t.Errorf("ttft met (28 ms), ttft_content missed (237 ms): %v", objs)
+	}
+	if page, _ := os.ReadFile(html); !strings.Contains(string(page), "first content token p50 / p99 (ms)") {
+		t.Error("HTML has no first-content-token card")
+	}
+	by, _ := runJSON(t, Options{Inputs: []string{p}, By: "turn", ByDetail: "full"})
+	for _, g := range by["groups"].([]any) {
+		if _, ok := g.(map[string]any)["metrics"].(map[string]any)["ttft_content_ms"]; !ok {
+			t.Errorf("turn %v has no ttft_content_ms", g.(map[string]any)["key"])
+		}
+	}
+}
+
 // TestHTMLCompare: under --compare every chart has one line per input,
 // drawn against seconds since each run's start, and the values of the
 // percentile chart are each input's own quantiles; records with a backend

@@ -280,8 +280,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("clamp-min-tokens %d is above clamp-max-tokens %d", o.LimitMinTokens, o.LimitMaxTokens)
 	case o.FixedMinTokens > 0 && o.FixedMaxTokens > 0 && o.FixedMinTokens > o.FixedMaxTokens:
 		return fmt.Errorf("limit-min-tokens %d is above limit-max-tokens %d", o.FixedMinTokens, o.FixedMaxTokens)
-	case o.Schedule != nil && schedule.Check(o.Schedule) != nil:
-		return schedule.Check(o.Schedule)
+	case o.Schedule != nil && o.Schedule.Validate() != nil:
+		return o.Schedule.Validate()
 	case o.Loop && o.Duration <= 0 && o.MaxRequests <= 0:
 		return errors.New("loop: needs --duration or --max-requests to end")
 	}

@@ -424,6 +424,7 @@ pre{background:#f5f7fa;padding:1em;overflow-x:auto;font-size:12px}
 <div class="card"><div class="k">requests/s</div><div class="v">{{printf "%.2f" .RequestsPerSec}}</div></div>
 <div class="card"><div class="k">output tokens/s</div><div class="v">{{printf "%.1f" .OutputTokensPerSec}}</div></div>
 <div class="card"><div class="k">TTFT p50 / p99 (ms)</div><div class="v">{{$.Quantiles . "ttft_ms"}}</div></div>
+{{if .Metrics.Has "ttft_content_ms"}}<div class="card"><div class="k">first content token p50 / p99 (ms)</div><div class="v">{{$.Quantiles . "ttft_content_ms"}}</div></div>{{end}}
 <div class="card"><div class="k">ITL p50 / p99 (ms)</div><div class="v">{{$.Quantiles . "itl_ms"}}</div></div>
 <div class="card"><div class="k">prefix-cache hit</div><div class="v">{{$.Pct .CacheHitRate}}</div></div>
 {{with $.SLOOf .}}<div class="card"><div class="k">SLO; goodput</div><div class="v">{{if .Met}}met{{else}}NOT MET{{end}}; {{printf "%.2f" .Goodput}} req/s</div></div>{{end}}

@@ -36,8 +36,10 @@ func Render(w io.Writer, rep *Report, format string) error {
 		return renderCSV(w, rep)
 	case FormatTable, FormatMarkdown, "":
 		return (&textWriter{w: w, md: format == FormatMarkdown}).report(rep)
+	case FormatLLMD:
+		return renderLLMD(w, rep)
 	}
-	return fmt.Errorf("unknown format %q (table, markdown, json, csv)", format)
+	return fmt.Errorf("unknown format %q (table, markdown, json, csv, llm-d)", format)
 }
 
 // fmtNum formats a figure with two decimals; NaN is "NaN" as in pandas.

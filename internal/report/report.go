@@ -64,6 +64,8 @@ type Report struct {
 	GroupTurns  map[string][]*stats.Group `json:"-"`
 	GroupSeries map[string][]stats.Point  `json:"-"`
 	Raw         [][]any                   `json:"-"` // rows of the XLSX "Raw data" sheet
+	// Records is what the records say of their runs (llm-d's report).
+	Records RecordInfo `json:"-"`
 }
 
 // LabeledRetention is the cache retention of one --compare input.

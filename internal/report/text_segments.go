@@ -28,6 +28,9 @@ func (t *textWriter) segments(rep *stats.SegmentsReport) {
 		}
 		kv = append(kv, [2]string{"missing", fmtInts(r.Missing)}, [2]string{"duplicated", fmtInts(r.Duplicated)},
 			[2]string{"shared_sessions", strconv.Itoa(r.SharedSessions)})
+		for _, d := range r.Disagree {
+			kv = append(kv, [2]string{"DISAGREE", d.String()})
+		}
 		t.pairs(kv)
 		rows := make([][]string, 0, len(r.Segments))
 		for _, s := range r.Segments {

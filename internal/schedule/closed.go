@@ -12,6 +12,15 @@ type Closed struct {
 	Sessions int // sessions in progress in total (at least Clients)
 }
 
+var _ Schedule = Closed{}
+
+// Name implements Schedule.
+func (Closed) Name() string { return "closed" }
+
+// Validate implements Schedule: every setting is valid (fewer than one
+// client or session counts as one).
+func (Closed) Validate() error { return nil }
+
 // Users implements Schedule.
 func (c Closed) Users() int { return max(c.Clients, 1) }
 

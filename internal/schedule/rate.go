@@ -1,6 +1,8 @@
 package schedule
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -18,6 +20,19 @@ type Rate struct {
 
 // rateStream separates the arrival draws from every other use of the seed.
 const rateStream = 0x6d746b6974
+
+var _ Schedule = Rate{}
+
+// Name implements Schedule.
+func (Rate) Name() string { return "rate" }
+
+// Validate implements Schedule.
+func (r Rate) Validate() error {
+	if !(r.PerSecond > 0) || math.IsInf(r.PerSecond, 0) {
+		return fmt.Errorf("rate: %g sessions a second; want a number above 0", r.PerSecond)
+	}
+	return nil
+}
 
 // Users implements Schedule: sessions arrive.
 func (Rate) Users() int { return 0 }

@@ -218,6 +218,14 @@ func (r *Requests) at(i, round int) time.Duration {
 	return r.starts[k] + times[min(j, len(times)-1)]
 }
 
+var _ Schedule = (*Requests)(nil)
+
+// Name implements Schedule.
+func (*Requests) Name() string { return "inference-perf" }
+
+// Validate implements Schedule: NewRequests checked the stages.
+func (*Requests) Validate() error { return nil }
+
 // Users implements Schedule: sessions arrive.
 func (*Requests) Users() int { return 0 }
 

@@ -26,11 +26,16 @@
 //   - Staged: several levels of clients, of user-centric users or of a
 //     rate one after another in one run, without draining between them
 //     (mtrun --stages).
+//   - Requests: inference-perf's stages of request rates, each request
+//     at a planned time.
+//
+// A new schedule is one file plus its tests: a type that implements
+// Schedule (Name and Validate included), with a compile-time check
+// (var _ Schedule = X{}) beside it; optional behaviour is the Stager,
+// Quota and Gated interfaces.
 package schedule
 
 import (
-	"fmt"
-	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -51,6 +56,13 @@ type Schedule interface {
 	// For the first turn of a session (Index 0) of a closed lane, Start
 	// is when the lane took the session.
 	TurnAt(t Turn) time.Duration
+	// Name is the schedule's name in the run manifest (settings
+	// "schedule"): closed, rate, trace, users, stages, inference-perf.
+	Name() string
+	// Validate reports the first invalid setting (a rate that is not
+	// above 0, a user-centric schedule without users or gap, a negative
+	// time scale, a stage without level or duration), or nil.
+	Validate() error
 }
 
 // Arrivals yields session start offsets in order of the sessions' global
@@ -104,28 +116,4 @@ const sessionStream = 0x73657373696f6e
 // a segment of a run draws what the whole run would have.
 func SessionRand(seed uint64, session int) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, sessionStream^uint64(session)*0x9e3779b97f4a7c15))
-}
-
-// Check reports the first invalid setting of one of this package's
-// schedules (a rate that is not above 0, a user-centric schedule without
-// users or gap, a negative time scale, a stage without level or
-// duration); other schedules pass.
-func Check(s Schedule) error {
-	switch s := s.(type) {
-	case Rate:
-		if !(s.PerSecond > 0) || math.IsInf(s.PerSecond, 0) {
-			return fmt.Errorf("rate: %g sessions a second; want a number above 0", s.PerSecond)
-		}
-	case UserGap:
-		if s.N <= 0 || s.Gap <= 0 {
-			return fmt.Errorf("users: %d users with a gap of %s; want at least one user and a gap above 0", s.N, s.Gap)
-		}
-	case Staged:
-		return checkStaged(s)
-	case Trace:
-		if s.Scale < 0 || math.IsNaN(s.Scale) || math.IsInf(s.Scale, 0) {
-			return fmt.Errorf("time scale: %g; want a factor above 0", s.Scale)
-		}
-	}
-	return nil
 }

@@ -271,7 +271,7 @@ func TestSessionRand(t *testing.T) {
 	}
 }
 
-func TestCheck(t *testing.T) {
+func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
 		s       Schedule
 		wantErr bool
@@ -289,8 +289,8 @@ func TestCheck(t *testing.T) {
 		{Trace{Scale: -1}, true},
 		{Trace{Scale: math.NaN()}, true},
 	} {
-		if err := Check(tc.s); (err != nil) != tc.wantErr {
-			t.Errorf("Check(%#v) = %v, want error: %v", tc.s, err, tc.wantErr)
+		if err := tc.s.Validate(); (err != nil) != tc.wantErr {
+			t.Errorf("%#v.Validate() = %v, want error: %v", tc.s, err, tc.wantErr)
 		}
 	}
 }
@@ -317,4 +317,24 @@ func BenchmarkTurnAt(b *testing.B) {
 			a.Next(Turn{})
 		}
 	})
+}
+
+// TestName: each schedule's name in the run manifest.
+func TestName(t *testing.T) {
+	t.Parallel()
+	reqs, err := NewRequests([]RequestStage{{Rate: 1, Duration: time.Second}}, false, 1, 0, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		s    Schedule
+		want string
+	}{
+		{Closed{}, "closed"}, {Rate{PerSecond: 1}, "rate"}, {Trace{}, "trace"},
+		{UserGap{N: 1, Gap: time.Second}, "users"}, {Staged{}, "stages"}, {reqs, "inference-perf"},
+	} {
+		if got := tc.s.Name(); got != tc.want {
+			t.Errorf("%T.Name() = %q, want %q", tc.s, got, tc.want)
+		}
+	}
 }

@@ -268,8 +268,13 @@ func (a *stagedArrivals) Next(Turn) (time.Duration, bool) {
 	return 0, false
 }
 
-// checkStaged reports the first invalid level of s.
-func checkStaged(s Staged) error {
+var _ Schedule = Staged{}
+
+// Name implements Schedule.
+func (Staged) Name() string { return "stages" }
+
+// Validate implements Schedule: it reports the first invalid level of s.
+func (s Staged) Validate() error {
 	switch {
 	case len(s.Levels) == 0:
 		return fmt.Errorf("stages: none given")

@@ -210,8 +210,8 @@ func TestCheckStaged(t *testing.T) {
 		{"active with a gap", Staged{Gap: sec, Lanes: 2, Levels: []Level{{Level: 4, Duration: sec}}}, false},
 		{"negative lanes", Staged{Lanes: -1, Levels: []Level{{Level: 4, Duration: sec}}}, false},
 	} {
-		if err := Check(tc.s); (err == nil) != tc.ok {
-			t.Errorf("%s: Check = %v, want ok %v", tc.name, err, tc.ok)
+		if err := tc.s.Validate(); (err == nil) != tc.ok {
+			t.Errorf("%s: Validate = %v, want ok %v", tc.name, err, tc.ok)
 		}
 	}
 }

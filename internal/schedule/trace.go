@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
@@ -21,6 +22,19 @@ import (
 // previous answer, as in Rate.
 type Trace struct {
 	Scale float64 // > 0; 1 is the trace's own speed
+}
+
+var _ Schedule = Trace{}
+
+// Name implements Schedule.
+func (Trace) Name() string { return "trace" }
+
+// Validate implements Schedule.
+func (tr Trace) Validate() error {
+	if tr.Scale < 0 || math.IsNaN(tr.Scale) || math.IsInf(tr.Scale, 0) {
+		return fmt.Errorf("time scale: %g; want a factor above 0", tr.Scale)
+	}
+	return nil
 }
 
 // Users implements Schedule: sessions arrive.

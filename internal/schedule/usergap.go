@@ -1,6 +1,9 @@
 package schedule
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // UserGap is user-centric timing (AIPerf's and LMCache's model for cache
 // retention experiments): each of N users sends a turn every Gap,
@@ -14,6 +17,19 @@ import "time"
 type UserGap struct {
 	N   int           // users (lanes), > 0
 	Gap time.Duration // time between a user's turns, > 0
+}
+
+var _ Schedule = UserGap{}
+
+// Name implements Schedule.
+func (UserGap) Name() string { return "users" }
+
+// Validate implements Schedule.
+func (u UserGap) Validate() error {
+	if u.N <= 0 || u.Gap <= 0 {
+		return fmt.Errorf("users: %d users with a gap of %s; want at least one user and a gap above 0", u.N, u.Gap)
+	}
+	return nil
 }
 
 // Users implements Schedule.

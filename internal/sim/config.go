@@ -133,6 +133,13 @@ type Faults struct {
 	// malformed SSE data line (truncated JSON) at a seeded point; a
 	// non-streaming response is truncated instead.
 	MalformedRate float64
+	// EchoSecrets makes the server hostile to secrets: GET /metrics
+	// writes the request's Authorization and X-* header values into a
+	// metric name, a label name, label values (also base64-encoded) and
+	// HELP text, and injected errors quote them (plain, base64 and
+	// JSON-escaped) in their message, as a careless proxy or engine
+	// would. For checking that no secret reaches an output.
+	EchoSecrets bool
 }
 
 // withDefaults returns c with defaults applied, or an error naming the
@@ -266,6 +273,7 @@ var specKeys = []specKey{
 	{"stall", "length of a stall (duration, default 1s)", durKey(func(c *Config) *time.Duration { return &c.Faults.Stall }), durGet(func(c *Config) time.Duration { return c.Faults.Stall })},
 	{"disconnect-rate", "probability of dropping the connection mid-response", floatKey(func(c *Config) *float64 { return &c.Faults.DisconnectRate }), floatGet(func(c *Config) float64 { return c.Faults.DisconnectRate })},
 	{"malformed-rate", "probability of one malformed SSE line (truncated JSON)", floatKey(func(c *Config) *float64 { return &c.Faults.MalformedRate }), floatGet(func(c *Config) float64 { return c.Faults.MalformedRate })},
+	{"echo-secrets", "echo the request's Authorization and X-* headers in /metrics names, labels and HELP, and in injected errors (bool)", boolKey(func(c *Config) *bool { return &c.Faults.EchoSecrets }), func(c *Config) string { return boolGet(c.Faults.EchoSecrets) }},
 }
 
 // SpecHelp returns one line per key of ParseConfig: "key: meaning".

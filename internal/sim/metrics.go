@@ -1,10 +1,14 @@
 package sim
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // serveMetrics answers GET /metrics in the Prometheus text format with
@@ -53,6 +57,9 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", usage)
 	metric("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.", float64(st.PromptTokens))
 	metric("vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.", float64(st.LocalHitTokens))
+	if s.cfg.Faults.EchoSecrets {
+		echoMetrics(&b, r)
+	}
 	if s.cfg.OffloadTokens > 0 {
 		metric("vllm:external_prefix_cache_queries_total", "counter",
 			"External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.", float64(st.ExternalQueries))
@@ -64,4 +71,52 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", float64(st.CompletionTokens))
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	_, _ = w.Write([]byte(b.String()))
+}
+
+// secretHeaders returns the values of r's Authorization and X-* headers,
+// by name, in name order: what Faults.EchoSecrets echoes.
+func secretHeaders(r *http.Request) [][2]string {
+	var out [][2]string
+	for k, vs := range r.Header {
+		if k == "Authorization" || strings.HasPrefix(k, "X-") {
+			for _, v := range vs {
+				out = append(out, [2]string{k, v})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b [2]string) int { return strings.Compare(a[0]+a[1], b[0]+b[1]) })
+	return out
+}
+
+// echoHeaders renders the secret headers of r plainly, base64-encoded
+// (standard and URL alphabets) and JSON-escaped twice.
+func echoHeaders(r *http.Request) string {
+	var b strings.Builder
+	for _, h := range secretHeaders(r) {
+		once, _ := json.Marshal(h[1])
+		twice, _ := json.Marshal(string(once))
+		fmt.Fprintf(&b, "%s=%s b64=%s b64url=%s json=%s; ", h[0], h[1],
+			base64.StdEncoding.EncodeToString([]byte(h[1])), base64.URLEncoding.EncodeToString([]byte(h[1])), twice)
+	}
+	return b.String()
+}
+
+// nameSafe turns s into a Prometheus label name.
+func nameSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// echoMetrics writes one gauge per secret header of r with the value in
+// its name, a label name, its labels (plain and base64) and HELP text.
+func echoMetrics(b *strings.Builder, r *http.Request) {
+	for i, h := range secretHeaders(r) {
+		name := "vllm:echo_" + nameSafe(h[1])
+		fmt.Fprintf(b, "# HELP %s echoes %s: %s\n# TYPE %s gauge\n", name, h[0], h[1], name)
+		fmt.Fprintf(b, "%s{header=%q,value=%q,b64=%q,%s=\"1\"} %d\n", name, h[0], h[1], base64.StdEncoding.EncodeToString([]byte(h[1])), "v_"+nameSafe(h[1]), i)
+	}
 }

@@ -2,6 +2,9 @@ package sim
 
 import (
 	"bufio"
+	"context"
+	"encoding/base64"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -98,4 +101,50 @@ func TestMetricsRunningDuringStream(t *testing.T) {
 		t.Errorf("mid-stream: %v, want 1 running, KV in use, no finished generation yet", got)
 	}
 	resp.Body.Close()
+}
+
+// TestEchoSecrets: with echo-secrets, /metrics writes the request's
+// Authorization and X-* values into a valid exposition (name, label
+// name, labels, HELP) and injected errors quote them.
+func TestEchoSecrets(t *testing.T) {
+	t.Parallel()
+	cfg, err := ParseConfig("echo-secrets=true,fail-every=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	get := func(method, path, body string) string {
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer sk-echo-123456")
+		req.Header.Set("X-Team", "team-secret-9")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	expo := get("GET", "/metrics", "")
+	ss, err := metrics.Parse(strings.NewReader(expo))
+	if err != nil {
+		t.Fatalf("not a valid exposition: %v\n%s", err, expo)
+	}
+	found := 0
+	for _, s := range ss {
+		if s.Name == "vllm:echo_Bearer_sk_echo_123456" && s.Labels["value"] == "Bearer sk-echo-123456" && s.Labels["v_Bearer_sk_echo_123456"] == "1" {
+			found++
+		}
+	}
+	if found != 1 || !strings.Contains(expo, "# HELP vllm:echo_team_secret_9 echoes X-Team: team-secret-9") {
+		t.Errorf("echoed series not found:\n%s", expo)
+	}
+	body := get("POST", "/v1/chat/completions", `{"model":"mtkit-sim","messages":[{"role":"user","content":"hi"}]}`)
+	if !strings.Contains(body, "sk-echo-123456") || !strings.Contains(body, base64.StdEncoding.EncodeToString([]byte("Bearer sk-echo-123456"))) {
+		t.Errorf("injected error does not echo the headers: %s", body)
+	}
 }

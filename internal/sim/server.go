@@ -295,8 +295,11 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, kind endpoint)
 	case f.FailEvery > 0 && seq%uint64(f.FailEvery) == 0, uErr < f.ErrorRate, seq <= s.burst.Load():
 		s.ctr.injected.Add(1)
 		s.startBurst(seq)
-		writeError(w, &apiError{status: f.ErrorStatus, typ: errorType(f.ErrorStatus), code: "simulated_error",
-			message: fmt.Sprintf("simulated failure of request %d (HTTP %d)", seq, f.ErrorStatus)})
+		msg := fmt.Sprintf("simulated failure of request %d (HTTP %d)", seq, f.ErrorStatus)
+		if f.EchoSecrets {
+			msg += "; request headers: " + echoHeaders(r)
+		}
+		writeError(w, &apiError{status: f.ErrorStatus, typ: errorType(f.ErrorStatus), code: "simulated_error", message: msg})
 		return
 	case uRate < f.RateLimitRate:
 		s.ctr.rateLimited.Add(1)

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/convert"
 )
 
 // The conversation JSONL format: mtkit's own (docs/conversations.md), one
@@ -11,8 +12,9 @@ import (
 // asks, one line at a time.
 func init() {
 	Register(Format{
-		Name: "conversations",
-		Doc:  `mtkit conversation JSONL: one {"id", "messages"} per line (mtgen, mtconvert)`,
+		Name:   "conversations",
+		Doc:    `mtkit conversation JSONL: one {"id", "messages"} per line (mtgen, mtconvert)`,
+		Schema: convert.SchemaOpenAI,
 		Detect: func(_ string, head []byte) bool {
 			h := SniffJSON(head)
 			return !h.List && h.Has("id", "messages") && !isShareGPT(h)

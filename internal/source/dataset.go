@@ -15,7 +15,7 @@ import (
 // records skipped with a warning (to Options.Log). What was skipped or
 // dropped is summed up on Options.Log at the end, so nothing is dropped
 // silently. Conversion streams: records are read as the replay asks.
-func openDataset(from convert.Format) func(r io.Reader, name string, o Options) (Source, error) {
+func openDataset(from convert.Schema) func(r io.Reader, name string, o Options) (Source, error) {
 	return func(r io.Reader, name string, o Options) (Source, error) {
 		opts := convert.Options{
 			Inputs: []string{name},
@@ -41,7 +41,7 @@ func openDataset(from convert.Format) func(r io.Reader, name string, o Options) 
 
 // logDrops writes one line about what a conversion skipped or dropped, if
 // anything.
-func logDrops(w io.Writer, name string, from convert.Format, s *convert.Summary) {
+func logDrops(w io.Writer, name string, from convert.Schema, s *convert.Summary) {
 	if s.Malformed == 0 && s.DroppedTotal() == 0 {
 		return
 	}

@@ -7,12 +7,13 @@ import "github.com/mtkit/mtkit/internal/convert"
 // mtconvert does by default (see openDataset).
 func init() {
 	Register(Format{
-		Name: "openai",
-		Doc:  `OpenAI chat datasets: {"messages": [{"role", "content"}]} records without ids, JSONL or JSON array (converted as mtconvert does)`,
+		Name:   "openai",
+		Doc:    `OpenAI chat datasets: {"messages": [{"role", "content"}]} records without ids, JSONL or JSON array (converted as mtconvert does)`,
+		Schema: convert.SchemaOpenAI,
 		Detect: func(_ string, head []byte) bool {
 			h := SniffJSON(head)
 			return h.Has("messages") && !h.Has("id") && !isShareGPT(h)
 		},
-		Open: openDataset(convert.FormatOpenAI),
+		Open: openDataset(convert.SchemaOpenAI),
 	})
 }

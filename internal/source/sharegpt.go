@@ -8,12 +8,13 @@ import "github.com/mtkit/mtkit/internal/convert"
 // decoded whole.
 func init() {
 	Register(Format{
-		Name: "sharegpt",
-		Doc:  `ShareGPT datasets: {"id", "conversations": [{"from", "value"}]} records, JSON array or JSONL (converted as mtconvert does)`,
+		Name:   "sharegpt",
+		Doc:    `ShareGPT datasets: {"id", "conversations": [{"from", "value"}]} records, JSON array or JSONL (converted as mtconvert does)`,
+		Schema: convert.SchemaShareGPT,
 		Detect: func(_ string, head []byte) bool {
 			return isShareGPT(SniffJSON(head))
 		},
-		Open: openDataset(convert.FormatShareGPT),
+		Open: openDataset(convert.SchemaShareGPT),
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/convert"
 )
 
 // Source yields sessions in order. A Source is used by one goroutine.
@@ -42,6 +43,11 @@ type Format struct {
 	Detect func(name string, head []byte) bool
 	// Open returns a Source over r; name is used in errors.
 	Open func(r io.Reader, name string, o Options) (Source, error)
+	// Schema is the record schema internal/convert reads this format's
+	// records with: mtconvert converts such inputs itself (its --parts,
+	// --alternation and the other conversion flags apply). SchemaAuto
+	// for formats only Open reads.
+	Schema convert.Schema
 }
 
 // DetectBytes is how much of an input Detect sees.

@@ -42,7 +42,7 @@ func readAll(t *testing.T, in Source) []conv.Conversation {
 // convertFile converts path as mtconvert does by default, the reference
 // for the dataset formats.
 // display is the input's name in ids made from file:line.
-func convertFile(t *testing.T, path, display string, from convert.Format) []conv.Conversation {
+func convertFile(t *testing.T, path, display string, from convert.Schema) []conv.Conversation {
 	t.Helper()
 	var got []conv.Conversation
 	opts := convert.Options{Inputs: []string{path}, From: from, Dedupe: true,
@@ -86,10 +86,10 @@ func TestOpenEveryFormat(t *testing.T) {
 		}, 3},
 		{"vllm", "testdata/vllm.json", func(t *testing.T, _ string) []conv.Conversation { return readConvFile(t, "testdata/vllm.json") }, 2},
 		{"openai", "testdata/openai.jsonl", func(t *testing.T, display string) []conv.Conversation {
-			return convertFile(t, "testdata/openai.jsonl", display, convert.FormatOpenAI)
+			return convertFile(t, "testdata/openai.jsonl", display, convert.SchemaOpenAI)
 		}, 2},
 		{"sharegpt", sharegptFile, func(t *testing.T, display string) []conv.Conversation {
-			return convertFile(t, sharegptFile, display, convert.FormatShareGPT)
+			return convertFile(t, sharegptFile, display, convert.SchemaShareGPT)
 		}, 12},
 		{"generate", "testdata/generate.json", nil, 4},
 	} {
@@ -453,5 +453,18 @@ func TestTimed(t *testing.T) {
 			t.Errorf("%s: Timed %v, want %v", tc.input, in.Timed(), tc.timed)
 		}
 		in.Close()
+	}
+}
+
+// TestSchemas: the formats internal/convert reads itself say their record
+// schema; mtconvert converts exactly these (the others are read by Open).
+func TestSchemas(t *testing.T) {
+	t.Parallel()
+	want := map[string]convert.Schema{"sharegpt": convert.SchemaShareGPT, "openai": convert.SchemaOpenAI,
+		"vllm": convert.SchemaVLLM, "conversations": convert.SchemaOpenAI}
+	for _, f := range Formats() {
+		if f.Schema != want[f.Name] {
+			t.Errorf("%s: schema %q, want %q", f.Name, f.Schema, want[f.Name])
+		}
 	}
 }

@@ -31,6 +31,15 @@ const (
 	Lateness
 	ThinkPlanned
 	ThinkActual
+	// TTFTContent is the time to the first content token of requests
+	// that streamed reasoning first (TTFT is the first token of either);
+	// ReasoningTokens and ReasoningChunks are those requests' reasoning
+	// (issue 23: a reasoning model's headline TTFT was its first
+	// reasoning token, 28 ms, and the 237 ms to visible text was not
+	// shown).
+	TTFTContent
+	ReasoningTokens
+	ReasoningChunks
 	numMetrics
 )
 
@@ -40,6 +49,7 @@ var MetricNames = [numMetrics]string{
 	"ttft_ms", "tpot_ms", "itl_ms", "latency_ms",
 	"input_num_turns", "input_num_tokens", "output_num_tokens", "output_num_chunks",
 	"intended_latency_ms", "lateness_ms", "think_planned_ms", "think_actual_ms",
+	"ttft_content_ms", "reasoning_num_tokens", "reasoning_num_chunks",
 }
 
 // coreMetrics is the vLLM summary; the rest appear in the table when they
@@ -75,7 +85,7 @@ type samples [numMetrics]sampleSet
 
 // init sets the units: durations are kept in ns and reported in ms.
 func (s *samples) init() {
-	for _, m := range []Metric{TTFT, ITL, Latency, IntendedLatency, Lateness, ThinkPlanned, ThinkActual} {
+	for _, m := range []Metric{TTFT, ITL, Latency, IntendedLatency, Lateness, ThinkPlanned, ThinkActual, TTFTContent} {
 		s[m].scale = 1e6
 	}
 }
@@ -209,9 +219,13 @@ func (a *Acc) addConv(r *record.Record, good bool, start, end int64) {
 	if !seen {
 		c = convAcc{minStart: start, maxEnd: end}
 	}
-	c.turns++
 	c.minStart, c.maxEnd = min(c.minStart, start), max(c.maxEnd, end)
-	c.waitMs += Millis(r.LatencyNs)
+	if r.Choice == 0 {
+		// One turn, one wait, however many choices (--choices N writes
+		// a record per choice of the same request).
+		c.turns++
+		c.waitMs += Millis(r.LatencyNs)
+	}
 	if !good {
 		c.missedSLO = true
 	}

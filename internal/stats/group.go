@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // GroupCounts are the figures of a Group every report has, --only's
@@ -39,6 +40,10 @@ type Group struct {
 	Goodput               *Num      `json:"goodput,omitempty"`
 	Metrics               Metrics   `json:"metrics"`
 	Conversations         ConvStats `json:"conversations"`
+	// First and Last are the first start and the last end of the
+	// group's requests (zero without requests), for the reports that
+	// give times (llm-d's).
+	First, Last time.Time `json:"-"`
 	// SLO is this input's verdict under --compare --slo (a
 	// *judge.SLOReport): each input is judged on its own requests, and
 	// the report has no pooled verdict (issue 23).
@@ -122,6 +127,12 @@ func (m Metrics) Get(name string) (Description, bool) {
 		}
 	}
 	return Description{}, false
+}
+
+// Has reports whether m describes the metric name with samples.
+func (m Metrics) Has(name string) bool {
+	d, ok := m.Get(name)
+	return ok && d.Count > 0
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -229,6 +240,7 @@ func (a *Acc) Group(key string) *Group {
 	elapsed := math.NaN()
 	if a.timed {
 		elapsed = float64(a.maxEnd-a.minStart) / 1e9
+		g.First, g.Last = time.Unix(0, a.minStart), time.Unix(0, a.maxEnd)
 	}
 	per := func(x float64) Num {
 		if !(elapsed > 0) {

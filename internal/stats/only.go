@@ -22,12 +22,15 @@ var MetricColumns = [numMetrics][]string{
 	Lateness:        {"lateness_ns", "scheduled"},
 	ThinkPlanned:    {"think_planned_ns", "turn"},
 	ThinkActual:     {"think_actual_ns", "turn"},
+	TTFTContent:     {"ttft_content_ns"},
+	ReasoningTokens: {"reasoning_tokens", "ttft_content_ns", "reasoning_chunks"},
+	ReasoningChunks: {"reasoning_chunks", "ttft_content_ns"},
 }
 
 // OnlyColumns are the fields a report limited by --only reads besides its
 // metrics' (and those always read: run_id, start, end): the duplicate key
 // and what decides whether a record is measured, a retry or a failure.
-var OnlyColumns = []string{"shard", "seq", "phase", "retried", "error_class"}
+var OnlyColumns = []string{"shard", "seq", "phase", "retried", "error_class", "choice"}
 
 // MetricName is the --only name of m: its report name without "_ms".
 func MetricName(m Metric) string { return strings.TrimSuffix(MetricNames[m], "_ms") }
@@ -113,6 +116,18 @@ func addSample(s *sampleSet, m Metric, r *record.Record) {
 		if r.Turn > 0 {
 			s.add(r.ThinkActualNs)
 		}
+	case TTFTContent:
+		if contentLater(r) {
+			s.add(*r.TTFTContentNs)
+		}
+	case ReasoningTokens:
+		if r.ReasoningTokens != nil && reasoned(r) {
+			s.add(*r.ReasoningTokens)
+		}
+	case ReasoningChunks:
+		if reasoned(r) {
+			s.add(int64(r.ReasoningChunks))
+		}
 	default:
 		panic(errors.New("stats: no such metric"))
 	}
@@ -123,4 +138,17 @@ func addSample(s *sampleSet, m Metric, r *record.Record) {
 type onlyGroup struct {
 	GroupCounts
 	Metrics Metrics `json:"metrics"`
+}
+
+// reasoned reports whether r streamed reasoning (a reasoning model's
+// request): its reasoning figures are described.
+func reasoned(r *record.Record) bool {
+	return r.ReasoningChunks > 0 || contentLater(r) || r.ReasoningTokens != nil && *r.ReasoningTokens > 0
+}
+
+// contentLater reports whether r's first content token came after its
+// first token (a reasoning token); older records carry ttft_content_ns
+// equal to ttft_ns.
+func contentLater(r *record.Record) bool {
+	return r.TTFTContentNs != nil && (r.TTFTNs == nil || *r.TTFTContentNs != *r.TTFTNs)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/manifest"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/segment"
 )
@@ -28,26 +29,6 @@ import (
 // from the run manifests next to the record files (FILE.manifest.json,
 // settings.segment "i/N", host); without a manifest N is inferred as the
 // largest shard + 1, and the report says so.
-
-// ManifestFor is the run manifest mtrun writes next to records at path:
-// the name without its record extensions, + ".manifest.json".
-func ManifestFor(path string) string {
-	base := path
-	for _, ext := range []string{".gz", ".zst", ".parquet", ".jsonl", ".json"} {
-		base = strings.TrimSuffix(base, ext)
-	}
-	return base + ".manifest.json"
-}
-
-// runManifest is what the segment view reads of a run manifest.
-type runManifest struct {
-	RunID    string `json:"run_id"`
-	Host     string `json:"host"`
-	Settings struct {
-		Segment string `json:"segment"`
-		StartAt string `json:"start_at"`
-	} `json:"settings"`
-}
 
 // SegmentsReport is the per-segment view of the runs split over several
 // processes.
@@ -75,6 +56,32 @@ type SplitRun struct {
 	// SharedSessions counts sessions with records in more than one
 	// segment (0 for a correct split).
 	SharedSessions int `json:"shared_sessions"`
+	// Disagree names what the segments' manifests do not agree on (the
+	// input's hash, "input_sha256", or a setting such as "seed" or
+	// "max_tokens"), each with its values by segment: segments of one
+	// run share every setting but their index.
+	Disagree []Disagreement `json:"disagree,omitempty"`
+}
+
+// Disagreement is one setting the segments of a run differ on.
+type Disagreement struct {
+	Setting string `json:"setting"`
+	// Values by segment index; "" when a manifest does not have it.
+	Values map[int]string `json:"values"`
+}
+
+// String renders d as "seed: 0=1 1=1 2=7".
+func (d Disagreement) String() string {
+	var b strings.Builder
+	b.WriteString(d.Setting + ":")
+	for _, i := range slices.Sorted(maps.Keys(d.Values)) {
+		v := d.Values[i]
+		if v == "" {
+			v = "(none)"
+		}
+		fmt.Fprintf(&b, " %d=%s", i, v)
+	}
+	return b.String()
 }
 
 // SegmentAt is one segment of a run.
@@ -120,6 +127,9 @@ type Segments struct {
 	counts    map[string][]int          // run → segment counts of its manifests
 	startAt   map[string]string
 	manifests map[string]bool // manifest paths read
+	// settings holds, by run and segment, each manifest setting (as
+	// JSON) and the input's hash, for the disagreement check.
+	settings map[string]map[int]map[string]string
 	// lastFile is the input of the last record whose manifest was looked
 	// for: records come in runs of one input.
 	lastFile string
@@ -128,7 +138,8 @@ type Segments struct {
 
 func NewSegments(warn io.Writer) *Segments {
 	return &Segments{accs: map[segKey]*segAcc{}, sessionAt: map[string]map[string]int{},
-		counts: map[string][]int{}, startAt: map[string]string{}, manifests: map[string]bool{}, warn: warn}
+		counts: map[string][]int{}, startAt: map[string]string{}, manifests: map[string]bool{}, warn: warn,
+		settings: map[string]map[int]map[string]string{}}
 }
 
 func (s *Segments) acc(k segKey) *segAcc {
@@ -160,7 +171,7 @@ func (s *Segments) Seen(r *record.Record, label, file string) {
 	if dir := filepath.Dir(file); strings.HasPrefix(filepath.Base(file), "part-") && strings.HasSuffix(dir, ".parquet") {
 		path = dir // a part of a Parquet directory: the manifest is the directory's
 	}
-	s.readManifest(ManifestFor(path), label)
+	s.readManifest(manifest.Path("", path), label)
 }
 
 // readManifest reads a run manifest once; a missing one is normal (the
@@ -170,23 +181,23 @@ func (s *Segments) readManifest(path, label string) {
 		return
 	}
 	s.manifests[path] = true
-	b, err := os.ReadFile(path)
+	m, err := manifest.Read(path)
 	if os.IsNotExist(err) {
 		return
 	}
-	var m runManifest
+	segText, startAt := "", ""
 	if err == nil {
-		err = json.Unmarshal(b, &m)
+		segText, startAt, err = segmentSettings(m)
 	}
 	var seg segment.Segment
-	if err == nil && m.Settings.Segment != "" {
-		seg, err = segment.Parse(m.Settings.Segment)
+	if err == nil && segText != "" {
+		seg, err = segment.Parse(segText)
 	}
 	if err != nil {
 		fmt.Fprintf(s.warn, "%s: manifest: %v (segment view without it)\n", path, err)
 		return
 	}
-	if m.Settings.Segment == "" || seg.IsWhole() {
+	if segText == "" || seg.IsWhole() {
 		return // an unsplit run
 	}
 	a := s.acc(segKey{m.RunID, seg.Index})
@@ -197,9 +208,55 @@ func (s *Segments) readManifest(path, label string) {
 	if !slices.Contains(s.counts[m.RunID], seg.Count) {
 		s.counts[m.RunID] = append(s.counts[m.RunID], seg.Count)
 	}
-	if m.Settings.StartAt != "" {
-		s.startAt[m.RunID] = m.Settings.StartAt
+	if startAt != "" {
+		s.startAt[m.RunID] = startAt
 	}
+	set := map[string]string{}
+	for k, v := range m.Settings {
+		if k != "segment" { // the one setting segments differ on
+			b, _ := json.Marshal(v)
+			set[k] = string(b)
+		}
+	}
+	if m.InputHash != "" { // written at the end: a killed segment has none
+		set["input_sha256"] = m.InputHash
+	}
+	if s.settings[m.RunID] == nil {
+		s.settings[m.RunID] = map[int]map[string]string{}
+	}
+	s.settings[m.RunID][seg.Index] = set
+}
+
+// disagreements lists the settings the manifests of run's segments differ
+// on; the input's hash only among the manifests that have it.
+func (s *Segments) disagreements(run string) []Disagreement {
+	bySeg := s.settings[run]
+	if len(bySeg) < 2 {
+		return nil
+	}
+	keys := map[string]bool{}
+	for _, set := range bySeg {
+		for k := range set {
+			keys[k] = true
+		}
+	}
+	var out []Disagreement
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		d := Disagreement{Setting: k, Values: map[int]string{}}
+		distinct := map[string]bool{}
+		for i, set := range bySeg {
+			v, ok := set[k]
+			if !ok && k == "input_sha256" {
+				continue
+			}
+			d.Values[i] = strings.Trim(v, `"`)
+			distinct[v] = true
+		}
+		if len(distinct) > 1 {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Add accounts a record counted in the report.
@@ -304,10 +361,31 @@ func (s *Segments) Report() *SegmentsReport {
 				sr.SharedSessions++
 			}
 		}
+		sr.Disagree = s.disagreements(run)
 		rep.Runs = append(rep.Runs, sr)
 	}
 	if len(rep.Runs) == 0 {
 		return nil
 	}
 	return &rep
+}
+
+// segmentSettings returns the settings segment and start_at of m ("" when
+// absent); a value that is not a string is an error.
+func segmentSettings(m *manifest.Manifest) (seg, startAt string, err error) {
+	for _, f := range []struct {
+		key string
+		to  *string
+	}{{"segment", &seg}, {"start_at", &startAt}} {
+		v, ok := m.Settings[f.key]
+		if !ok || v == nil {
+			continue
+		}
+		s, isText := v.(string)
+		if !isText {
+			return "", "", fmt.Errorf("settings.%s: %v, want a string", f.key, v)
+		}
+		*f.to = s
+	}
+	return seg, startAt, nil
 }

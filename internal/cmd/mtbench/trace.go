@@ -78,10 +78,17 @@ func (b *bench) trace(ctx context.Context, dir string) error {
 					v.cpus = cpus
 					load := loadAverage()
 					args := []string{"--time-scale", fmt.Sprint(scale)}
-					p, recs, err := b.mtrunWith(ctx, v, h.URL, tr.path, filepath.Join(dir, "trace.records.jsonl"), args, runOpts{})
+					var wait time.Duration
+					p, recs, err := b.mtrunWith(ctx, v, h.URL, tr.path, filepath.Join(dir, "trace.records.jsonl"), args, runOpts{during: watchRunQueue(&wait)})
 					if err != nil {
 						return err
 					}
+					if p.ExitCode != 0 || p.Signalled {
+						return fmt.Errorf("%s, --time-scale %g%s: mtrun exit status %d (signalled %v): %s", tr.name, scale, v.label, p.ExitCode, p.Signalled, tail(p.Stderr, 800))
+					}
+					// How long mtrun's threads were runnable but had no CPU,
+					// per second of the run: the machine's share.
+					rq := ms(wait) / p.Wall.Seconds()
 					var late []float64
 					failed := 0
 					for _, r := range recs {
@@ -97,8 +104,8 @@ func (b *bench) trace(ctx context.Context, dir string) error {
 						return fmt.Errorf("%s, --time-scale %g%s: %d requests recorded, want %d", tr.name, scale, v.label, len(late), want)
 					}
 					slices.Sort(late)
-					b.logf("run %d%s, %s, --time-scale %g: %d requests (%d failed); lateness p50 %.3f p90 %.3f p99 %.3f max %.3f ms; max RSS %d MiB; load %.2f",
-						i+1, v.label, tr.name, scale, want, failed, q(late, .5), q(late, .9), q(late, .99), q(late, 1), p.MaxRSS>>20, load)
+					b.logf("run %d%s, %s, --time-scale %g: %d requests (%d failed); lateness p50 %.3f p90 %.3f p99 %.3f max %.3f ms; max RSS %d MiB; CPU %s; threads runnable without a CPU %.0f ms/s; load %.2f",
+						i+1, v.label, tr.name, scale, want, failed, q(late, .5), q(late, .9), q(late, .99), q(late, 1), p.MaxRSS>>20, p.CPU.Round(time.Millisecond), rq, load)
 					name := fmt.Sprintf("at --time-scale %g%s", scale, v.label)
 					p99, max := atMost(2), atMost(5)
 					if scale < 0.2 {
@@ -108,6 +115,8 @@ func (b *bench) trace(ctx context.Context, dir string) error {
 					b.figs.add(sec, tr.label+" p99 "+name, "ms", v.tgt(p99), q(late, .99))
 					b.figs.add(sec, tr.label+" max "+name, "ms", v.tgt(max), q(late, 1))
 					b.figs.add(sec, tr.name+": mtrun max RSS "+name, "MB", nil, float64(p.MaxRSS)/1e6)
+					b.figs.add(sec, tr.name+": mtrun CPU "+name, "s", nil, p.CPU.Seconds())
+					b.figs.add(sec, tr.name+": mtrun's threads runnable without a CPU "+name, "ms/s", nil, rq)
 					b.figs.add(sec, tr.name+": load average (1 min) "+name, "", nil, load)
 				}
 			}
