@@ -99,17 +99,23 @@ type Fit struct {
 }
 
 // row is one profiled later turn.
+// Its TTFT and cached tokens are read from its request (reqs[i]); the
+// tier split of its share, when there is one, is kept apart (local).
 type row struct {
-	i        int32 // request index
-	tokens   int64
-	convs    int32
-	secs     float64
-	prevCtx  float64 // previous context less the shared prefix
-	share    float64 // NaN when unknown
-	ttftMs   float64 // NaN when unknown
-	uncached float64 // NaN when unknown
-	local    float64 // tier split of share; NaN without tiers
-	external float64
+	i       int32 // request index
+	convs   int32
+	tokens  int64
+	secs    float64
+	prevCtx float64 // previous context less the shared prefix
+	share   float64 // NaN when unknown
+}
+
+// ttftMs is the request's TTFT in ms, NaN when not recorded.
+func (r *req) ttftMs() float64 {
+	if r.ttft < 0 {
+		return math.NaN()
+	}
+	return float64(r.ttft) / 1e6
 }
 
 // Options are the inputs of Result besides the records.
@@ -136,14 +142,9 @@ func (p *Pass) Result(o Options) *Result {
 		}
 		pv := &p.reqs[u.prev]
 		w := row{i: u.i, tokens: u.tokens, convs: u.convs, secs: float64(r.start-pv.end) / 1e9,
-			prevCtx: float64(pv.ctx - shared[r.conv]), share: math.NaN(), ttftMs: math.NaN(),
-			uncached: math.NaN(), local: math.NaN(), external: math.NaN()}
-		if r.ttft >= 0 {
-			w.ttftMs = float64(r.ttft) / 1e6
-		}
+			prevCtx: float64(pv.ctx - shared[r.conv]), share: math.NaN()}
 		if r.cached >= 0 {
 			reported = true
-			w.uncached = float64(r.prompt - r.cached)
 			if w.prevCtx > 0 {
 				w.share = clamp01(float64(r.cached-shared[r.conv]) / w.prevCtx)
 			}
@@ -165,21 +166,24 @@ func (p *Pass) Result(o Options) *Result {
 		res.Basis = BasisTTFT
 		for k := range rows {
 			w := &rows[k]
-			if math.IsNaN(w.ttftMs) || w.prevCtx <= 0 {
+			r := &p.reqs[w.i]
+			if r.ttft < 0 || w.prevCtx <= 0 {
 				continue
 			}
-			miss := res.Fit.BaseMs + res.Fit.PerTokenMs*float64(p.reqs[w.i].prompt)
-			w.share = clamp01((miss - w.ttftMs) / (res.Fit.PerTokenMs * w.prevCtx))
+			miss := res.Fit.BaseMs + res.Fit.PerTokenMs*float64(r.prompt)
+			w.share = clamp01((miss - r.ttftMs()) / (res.Fit.PerTokenMs * w.prevCtx))
 		}
 	}
+	var local []float64 // the local tier's part of each row's share
 	if res.Basis == BasisCachedTokens && o.Tiers != nil {
-		res.Tiers = p.tiers(o.Tiers, reuses, rows)
+		res.Tiers, local = p.tiers(o.Tiers, reuses, rows)
 	}
-	// The two profiles and the capacity fits read rows only: on
-	// goroutines of their own.
+	// The two profiles and the capacity fits only read: on goroutines of
+	// their own.
+	pr := profiler{p.reqs, rows, local}
 	var wg sync.WaitGroup
-	wg.Go(func() { res.Profile = tokenProfile(rows) })
-	wg.Go(func() { res.ProfileSeconds = secondsProfile(rows) })
+	wg.Go(func() { res.Profile = pr.tokens() })
+	wg.Go(func() { res.ProfileSeconds = pr.seconds() })
 	defer wg.Wait()
 	if res.Basis != "" {
 		if c, ok := capacityAt(len(rows), func(k int) (point, bool) {
@@ -274,8 +278,17 @@ func cut(q99 float64, target int, integer bool) (g grid, n int) {
 	return g, int(q99/g.edge(1)) + 1
 }
 
-// tokenProfile buckets the rows by reuse distance in tokens.
-func tokenProfile(rows []row) []TokenBucket {
+// profiler builds the profiles of rows: their requests, and the local
+// tier's part of each row's share (nil without tiers).
+type profiler struct {
+	reqs  []req
+	rows  []row
+	local []float64
+}
+
+// tokens buckets the rows by reuse distance in tokens.
+func (pr profiler) tokens() []TokenBucket {
+	rows := pr.rows
 	if len(rows) == 0 {
 		return []TokenBucket{}
 	}
@@ -302,14 +315,15 @@ func tokenProfile(rows []row) []TokenBucket {
 			SecondsP50:           ptr(medianOf(scratch, rows, idx, func(w *row) float64 { return w.secs })),
 			ConversationsP50:     medianOf(scratch, rows, idx, func(w *row) float64 { return float64(w.convs) }),
 			PrevContextTokensP50: medianOf(scratch, rows, idx, func(w *row) float64 { return w.prevCtx }),
-			Cell:                 cell(scratch, rows, idx),
+			Cell:                 pr.cell(scratch, idx),
 		})
 	}
 	return out
 }
 
-// secondsProfile buckets the rows by idle seconds.
-func secondsProfile(rows []row) []SecondsBucket {
+// seconds buckets the rows by idle seconds.
+func (pr profiler) seconds() []SecondsBucket {
+	rows := pr.rows
 	if len(rows) == 0 {
 		return []SecondsBucket{}
 	}
@@ -333,7 +347,7 @@ func secondsProfile(rows []row) []SecondsBucket {
 		}
 		out = append(out, SecondsBucket{Lo: g.edge(b), Hi: hi,
 			TokensP50: medianOf(scratch, rows, idx, func(w *row) float64 { return float64(w.tokens) }),
-			Cell:      cell(scratch, rows, idx)})
+			Cell:      pr.cell(scratch, idx)})
 	}
 	return out
 }
@@ -375,26 +389,28 @@ func medianOf(scratch []float64, rows []row, idx []int32, f func(*row) float64) 
 }
 
 // cell computes the figures of the rows idx, using scratch.
-func cell(scratch []float64, rows []row, idx []int32) Cell {
+func (pr profiler) cell(scratch []float64, idx []int32) Cell {
 	c := Cell{Requests: len(idx)}
 	var shareSum, shareN, localSum, extSum, tierN, ttftSum, uncachedSum float64
 	ttfts := scratch[:0]
 	for _, k := range idx {
-		w := &rows[k]
+		w := &pr.rows[k]
 		if !math.IsNaN(w.share) {
 			shareSum += w.share
 			shareN++
 		}
-		if !math.IsNaN(w.local) {
-			localSum += w.local
-			extSum += w.external
+		if pr.local != nil && !math.IsNaN(pr.local[k]) {
+			localSum += pr.local[k]
+			extSum += w.share - pr.local[k]
 			tierN++
 		}
-		if !math.IsNaN(w.ttftMs) {
-			ttfts = append(ttfts, w.ttftMs)
-			if !math.IsNaN(w.uncached) {
-				ttftSum += w.ttftMs
-				uncachedSum += w.uncached
+		r := &pr.reqs[w.i]
+		if r.ttft >= 0 {
+			ms := r.ttftMs()
+			ttfts = append(ttfts, ms)
+			if r.cached >= 0 {
+				ttftSum += ms
+				uncachedSum += float64(r.prompt - r.cached)
 			}
 		}
 	}
