@@ -262,8 +262,8 @@ func (v *flagValues) scaleFlags() []cli.Flag {
 // stageFlags are the flags of staged runs and sweeps.
 func (v *flagValues) stageFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "stages", Destination: &v.stages, Usage: "several load levels in one run, without draining between them: `LIST` of KIND=LEVEL:DURATION[:WARMUP], KIND clients, users (with --user-gap) or rate (one kind per run), e.g. clients=4:60s,clients=8:60s:10s"},
-		&cli.StringFlag{Name: "sweep", Destination: &v.sweep, Usage: "search the load levels of `KIND` (clients, users with --user-gap, or rate): ramp up by 2 from --sweep-start until a stage does not hold or saturates, then bisect (with --slo) or fill below the knee; one replay per stage"},
+		&cli.StringFlag{Name: "stages", Destination: &v.stages, Usage: "several load levels in one run, without draining between them: `LIST` of KIND=LEVEL:DURATION[:WARMUP], KIND clients, users (with --user-gap), rate, or active (conversations shared by --clients) (one kind per run), e.g. clients=4:60s,clients=8:60s:10s"},
+		&cli.StringFlag{Name: "sweep", Destination: &v.sweep, Usage: "search the load levels of `KIND` (clients, users with --user-gap, or rate): ramp up by 2 from --sweep-start until a stage does not hold or saturates, then bisect (with --slo) or fill below the knee; one replay per stage. active: the conversations shared by --clients grow until their working set falls out of the server's cache"},
 		&cli.Float64Flag{Name: "sweep-start", Value: 1, Destination: &v.sweepStart, Usage: "first level `N` of --sweep"},
 		&cli.Float64Flag{Name: "sweep-max", Destination: &v.sweepMax, Usage: "highest level `N` --sweep tries (0: no limit)"},
 		&cli.IntFlag{Name: "sweep-stages", Value: 12, Destination: &v.sweepStages, Usage: "at most `N` stages in a --sweep"},

@@ -236,6 +236,11 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		if err != nil {
 			return command.Usagef("--sim-config: %v", err)
 		}
+		if cfg.Model == "" {
+			// Serve the model the requests name (--model,
+			// --served-model-name; issue 23: every request got 404).
+			cfg.Model = o.replay.Model
+		}
 		srv, err := sim.Start(ctx, cfg)
 		if err != nil {
 			return err
@@ -433,6 +438,13 @@ func printSummary(w io.Writer, s *replay.Summary) {
 	fmt.Fprintf(w, "mtrun: run %s model %s: %d requests (%d failed, %d retries) in %s; conversations: %d started, %d finished, %d failed, %d abandoned, %d unfinished\n",
 		s.RunID, s.Model, s.Requests, s.Failed, s.Retries, s.Elapsed.Round(time.Millisecond),
 		s.Started, s.Finished, s.FailedConversations, s.Abandoned, s.Unfinished)
+	if s.Verified > 0 {
+		line := fmt.Sprintf("mtrun: --verify-output: %d of %d answers differ from the dataset's", s.Mismatched, s.Verified)
+		if f := s.FirstMismatch; f != nil {
+			line += fmt.Sprintf(" (first: conversation %s, turn %d)", f.Conversation, f.Turn)
+		}
+		fmt.Fprintln(w, line)
+	}
 	if s.WriteBlocked > 0 {
 		fmt.Fprintf(w, "mtrun: the outputs were slower than the replay: sessions waited %s for the record writer (lateness and think times include it)\n", s.WriteBlocked.Round(time.Millisecond))
 	}

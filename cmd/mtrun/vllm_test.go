@@ -346,3 +346,39 @@ func rowAt(rows [][]string, i int) []string {
 	}
 	return nil
 }
+
+// TestSimServesNamedModel: the simulator serves the model the command
+// line names (issue 23: with vLLM's --served-model-name llama every
+// request got 404 from a simulator serving mtkit-sim).
+func TestSimServesNamedModel(t *testing.T) {
+	t.Parallel()
+	for _, flag := range []string{"--served-model-name", "--model"} {
+		got := mtrun(t, convJSONL(2, 2, 4), nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--quiet", flag, "llama")
+		if got.code != 0 {
+			t.Fatalf("%s llama: exit %d: %s", flag, got.code, got.stderr)
+		}
+		recs := readRecords(t, got.stdoutBytes, "stdout")
+		for _, r := range recs {
+			if !r.OK() || r.Model != "llama" {
+				t.Errorf("%s llama: %s/%d model %q, error %q %s", flag, r.ConversationID, r.Turn, r.Model, r.ErrorClass, r.Error)
+			}
+		}
+		if len(recs) != 4 {
+			t.Errorf("%s llama: %d records, want 4", flag, len(recs))
+		}
+	}
+}
+
+// TestSummaryVerifyOutput: the end-of-run summary counts --verify-output
+// mismatches and names the first (issue 23: all 90 mismatched, and the
+// summary said nothing).
+func TestSummaryVerifyOutput(t *testing.T) {
+	t.Parallel()
+	got := mtrun(t, convJSONL(3, 2, 4), nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--verify-output", "--max-concurrency", "1", "--clients", "1")
+	if got.code != 0 {
+		t.Fatalf("exit %d: %s", got.code, got.stderr)
+	}
+	if want := "mtrun: --verify-output: 6 of 6 answers differ from the dataset's (first: conversation conv-0, turn 0)\n"; !strings.Contains(got.stderr, want) {
+		t.Errorf("stderr %q lacks %q", got.stderr, want)
+	}
+}

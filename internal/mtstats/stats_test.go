@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -426,6 +427,46 @@ func TestReasoning(t *testing.T) {
 		if _, ok := g.(map[string]any)["metrics"].(map[string]any)["ttft_content_ms"]; !ok {
 			t.Errorf("turn %v has no ttft_content_ms", g.(map[string]any)["key"])
 		}
+	}
+}
+
+// TestVerifyOutput: records of mtrun --verify-output are counted, with
+// the first mismatching (conversation, turn), in JSON and text (issue 23:
+// all 90 requests mismatched and the report did not say so).
+func TestVerifyOutput(t *testing.T) {
+	t.Parallel()
+	recs := statstest.Records(statstest.Config{Seed: 6, Run: "r", Convs: 8, MaxTurns: 3})
+	var first *record.Record
+	compared, mismatched := 0, 0
+	for i := range recs {
+		r := &recs[i]
+		if !r.OK() || r.Retried || r.Phase == record.PhaseWarmup {
+			continue
+		}
+		compared++
+		r.VerifyMismatch = record.Ptr(i%2 == 1)
+		if i%2 == 1 {
+			mismatched++
+			if first == nil || r.Start.Before(first.Start) {
+				first = r
+			}
+		}
+	}
+	p := writeTemp(t, "r.jsonl", statstest.JSONL(t, recs))
+	m, _ := runJSON(t, Options{Inputs: []string{p}})
+	v, _ := get(m, "summary", "verify_output").(map[string]any)
+	f, _ := v["first_mismatch"].(map[string]any)
+	if v == nil || v["compared"] != float64(compared) || v["mismatched"] != float64(mismatched) ||
+		f["conversation_id"] != first.ConversationID || f["turn"] != float64(first.Turn) {
+		t.Errorf("verify_output %v, want %d compared, %d mismatched, first %s/%d", v, compared, mismatched, first.ConversationID, first.Turn)
+	}
+	var out, errb bytes.Buffer
+	if err := Run(context.Background(), Options{Inputs: []string{p}, Out: &out, Err: &errb}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("verify_output = %d of %d answers differ from the dataset's (first: conversation %s, turn %d)", mismatched, compared, first.ConversationID, first.Turn)
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("text report lacks %q:\n%s", want, out.String())
 	}
 }
 

@@ -254,6 +254,13 @@ func (t *textWriter) group(title string, g *stats.Group, showConv bool) {
 		{"requests", fmt.Sprintf("%d (ok %d, failed %d%s)", g.Requests, g.OK, g.Failed, fmtErrors(g.Errors))},
 		{"retries", strconv.Itoa(g.Retries)},
 	}
+	if v := g.VerifyOutput; v != nil {
+		line := fmt.Sprintf("%d of %d answers differ from the dataset's", v.Mismatched, v.Compared)
+		if f := v.FirstMismatch; f != nil {
+			line += fmt.Sprintf(" (first: conversation %s, turn %d)", f.Conversation, f.Turn)
+		}
+		kv = append(kv, [2]string{"verify_output", line})
+	}
 	if g.Limited() {
 		t.pairs(kv)
 		return

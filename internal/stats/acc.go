@@ -103,6 +103,7 @@ type Acc struct {
 	cached, cachedOf int64
 	cacheReported    int
 	good             int
+	verify           verifyAcc
 	// lite keeps only what the per-group table shows (ByTable): counters,
 	// token sums and the TTFT, ITL and latency samples; convs only when
 	// asked for (groups by conversation).
@@ -166,6 +167,9 @@ func (a *Acc) Add(r *record.Record, good bool) {
 		return
 	}
 	a.requests++
+	if r.VerifyMismatch != nil {
+		a.verify.add(r, start)
+	}
 	if a.convs != nil {
 		a.addConv(r, good, start, end)
 	}
@@ -390,4 +394,46 @@ func Throughputs(a *Acc) (all, first, second Num) {
 func (a *Acc) SampleCounts(m Metric) (own, parts, all int) {
 	s := &a.samples[m]
 	return s.n, len(s.parts), s.Len()
+}
+
+// verifyAcc counts the answers mtrun --verify-output compared with the
+// dataset's (issue 23: all 90 mismatched and the report did not say so).
+type verifyAcc struct {
+	compared, mismatched int
+	first                *VerifyTurn
+	firstStart           int64
+}
+
+func (v *verifyAcc) add(r *record.Record, start int64) {
+	v.compared++
+	if !*r.VerifyMismatch {
+		return
+	}
+	v.mismatched++
+	if v.first == nil || start < v.firstStart {
+		v.first, v.firstStart = &VerifyTurn{Conversation: r.ConversationID, Turn: r.Turn}, start
+	}
+}
+
+// report is the group's figures; nil when nothing was compared.
+func (v *verifyAcc) report() *VerifyOutput {
+	if v.compared == 0 {
+		return nil
+	}
+	return &VerifyOutput{Compared: v.compared, Mismatched: v.mismatched, FirstMismatch: v.first}
+}
+
+// VerifyOutput counts the answers compared with the dataset's
+// (mtrun --verify-output).
+type VerifyOutput struct {
+	Compared   int `json:"compared"`
+	Mismatched int `json:"mismatched"`
+	// FirstMismatch is the earliest mismatching request (by start).
+	FirstMismatch *VerifyTurn `json:"first_mismatch,omitempty"`
+}
+
+// VerifyTurn names a request: its conversation and turn.
+type VerifyTurn struct {
+	Conversation string `json:"conversation_id"`
+	Turn         int    `json:"turn"`
 }

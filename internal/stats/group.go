@@ -40,6 +40,8 @@ type Group struct {
 	Goodput               *Num      `json:"goodput,omitempty"`
 	Metrics               Metrics   `json:"metrics"`
 	Conversations         ConvStats `json:"conversations"`
+	// VerifyOutput is there when records carry verify_mismatch.
+	VerifyOutput *VerifyOutput `json:"verify_output,omitempty"`
 	// First and Last are the first start and the last end of the
 	// group's requests (zero without requests), for the reports that
 	// give times (llm-d's).
@@ -249,6 +251,7 @@ func (a *Acc) Group(key string) *Group {
 		return Num(x / elapsed)
 	}
 	g.RuntimeSec = Num(elapsed)
+	g.VerifyOutput = a.verify.report()
 	g.RequestsPerSec = per(float64(a.requests))
 	g.InputTokensPerSec = per(float64(a.inTok))
 	g.OutputTokensPerSec = per(float64(a.outTok))
