@@ -307,8 +307,12 @@ func (p *Plan) Describe(w io.Writer) error {
 		if len(times) > 0 {
 			span = times[len(times)-1] - p.Schedule.Start(k)
 		}
-		fmt.Fprintf(b, "  stage %d: rate %g/s for %s from %s: %d requests over %s, %d sessions\n",
-			k+1, s.Rate, s.Duration, p.Schedule.Start(k).Round(time.Millisecond), len(times), span.Round(time.Millisecond), p.Schedule.StageSessions(k))
+		name := fmt.Sprintf("stage %d", k+1)
+		if p.Probe {
+			name = "probe"
+		}
+		fmt.Fprintf(b, "  %s: rate %g/s for %s from %s: %d requests over %s, %d sessions\n",
+			name, s.Rate, s.Duration, p.Schedule.Start(k).Round(time.Millisecond), len(times), span.Round(time.Millisecond), p.Schedule.StageSessions(k))
 	}
 	if p.MaxInFlight > 0 {
 		fmt.Fprintf(b, "at most %d sessions in progress (num_workers × worker_max_concurrency)\n", p.MaxInFlight)
