@@ -12,7 +12,7 @@ import (
 )
 
 // benchChunk is a chunk as vLLM and the simulator stream it (the input
-// of internal/replay's BenchmarkChunkJSON).
+// of internal/replay/openai's BenchmarkChunkJSON).
 var benchChunk = []byte(`{"id":"chatcmpl-0123456789abcdef","object":"chat.completion.chunk","created":1700000000,"model":"mtkit-sim","choices":[{"index":0,"delta":{"content":" fox"},"logprobs":null,"finish_reason":null}],"sim_sent_ns":1700000000000000000}`)
 
 // chunk is the part of a streamed chunk the client reads.
@@ -54,7 +54,7 @@ func chunkDecode(unmarshal func([]byte, any) error) func(b []byte) (string, stri
 
 // BenchmarkChunkJSON decodes one streamed chunk per library (the
 // hand-written parser and the libraries mtkit uses are in
-// internal/replay's BenchmarkChunkJSON).
+// internal/replay/openai's BenchmarkChunkJSON).
 func BenchmarkChunkJSON(b *testing.B) {
 	for _, lib := range chunkLibs {
 		b.Run(lib.name, func(b *testing.B) {

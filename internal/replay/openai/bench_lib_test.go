@@ -52,7 +52,7 @@ func libDecode(unmarshal func([]byte, any) error) func(b []byte) (string, string
 // hand-written parser (parseFastChunk, the client's hot path) and with
 // JSON libraries; "apply" is the whole fold of a chunk into a response:
 //
-//	go test -run '^$' -bench ChunkJSON -benchmem ./internal/replay/
+//	go test -run '^$' -bench ChunkJSON -benchmem ./internal/replay/openai/
 func BenchmarkChunkJSON(b *testing.B) {
 	for _, lib := range chunkLibs {
 		b.Run(lib.name, func(b *testing.B) {
