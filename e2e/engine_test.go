@@ -227,6 +227,10 @@ type engineOptions struct {
 	parallel int    // OLLAMA_NUM_PARALLEL
 	context  int    // OLLAMA_CONTEXT_LENGTH
 	create   bool   // create the model (once per models directory)
+	// multiUser sets OLLAMA_MULTIUSER_CACHE: the runner picks a cache
+	// slot by findBestCacheSlot (least recently used) instead of
+	// findLongestCacheSlot.
+	multiUser bool
 }
 
 // engine is one running `ollama serve` in its own process group.
@@ -354,6 +358,9 @@ func ollamaEnv(port int, dir string, o engineOptions) []string {
 		if !strings.HasPrefix(kv, "OLLAMA_") && !strings.HasPrefix(kv, "HOME=") {
 			env = append(env, kv)
 		}
+	}
+	if o.multiUser {
+		env = append(env, "OLLAMA_MULTIUSER_CACHE=1")
 	}
 	return append(env,
 		"HOME="+dir, // Ollama writes its key pair under $HOME/.ollama

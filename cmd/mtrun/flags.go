@@ -127,6 +127,8 @@ type flagValues struct {
 	metricsInterval                                  time.Duration
 	metricsFile                                      string
 	noMetrics                                        bool
+	metricsMaxSeries                                 int
+	metricsMaxBytes                                  int64
 	seed                                             uint64
 	sim                                              bool
 	simConfig                                        string
@@ -232,6 +234,8 @@ func (v *flagValues) flags() []cli.Flag {
 		cat(catMetrics, cliflag.Duration("metrics-interval", &v.metricsInterval, "time `INTERVAL` between two scrapes")),
 		cliflag.MetricsFile(&v.metricsFile, "next to --records FILE, *.metrics.jsonl"),
 		cliflag.NoMetrics(&v.noMetrics),
+		&cli.IntFlag{Name: "metrics-max-series", Value: metrics.DefaultMaxSeries, Destination: &v.metricsMaxSeries, Category: catMetrics, Usage: "keep at most `N` series per scrape, besides the canonical ones (the rest are dropped and counted)"},
+		&cli.Int64Flag{Name: "metrics-max-bytes", Value: metrics.DefaultMaxBytes, Destination: &v.metricsMaxBytes, Category: catMetrics, Usage: "read at most `BYTES` of exposition per scrape"},
 
 		cliflag.Seed(&v.seed),
 		&cli.BoolFlag{Name: "dry-run", Destination: &v.dryRun, Category: run, Usage: "print the plan derived from an inference-perf --config (sessions, stages, rates, server) and send nothing"},
@@ -262,8 +266,8 @@ func (v *flagValues) scaleFlags() []cli.Flag {
 // stageFlags are the flags of staged runs and sweeps.
 func (v *flagValues) stageFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "stages", Destination: &v.stages, Usage: "several load levels in one run, without draining between them: `LIST` of KIND=LEVEL:DURATION[:WARMUP], KIND clients, users (with --user-gap) or rate (one kind per run), e.g. clients=4:60s,clients=8:60s:10s"},
-		&cli.StringFlag{Name: "sweep", Destination: &v.sweep, Usage: "search the load levels of `KIND` (clients, users with --user-gap, or rate): ramp up by 2 from --sweep-start until a stage does not hold or saturates, then bisect (with --slo) or fill below the knee; one replay per stage"},
+		&cli.StringFlag{Name: "stages", Destination: &v.stages, Usage: "several load levels in one run, without draining between them: `LIST` of KIND=LEVEL:DURATION[:WARMUP], KIND clients, users (with --user-gap), rate, or active (conversations shared by --clients) (one kind per run), e.g. clients=4:60s,clients=8:60s:10s"},
+		&cli.StringFlag{Name: "sweep", Destination: &v.sweep, Usage: "search the load levels of `KIND` (clients, users with --user-gap, or rate): ramp up by 2 from --sweep-start until a stage does not hold or saturates, then bisect (with --slo) or fill below the knee; one replay per stage. active: the conversations shared by --clients grow until their working set falls out of the server's cache"},
 		&cli.Float64Flag{Name: "sweep-start", Value: 1, Destination: &v.sweepStart, Usage: "first level `N` of --sweep"},
 		&cli.Float64Flag{Name: "sweep-max", Destination: &v.sweepMax, Usage: "highest level `N` --sweep tries (0: no limit)"},
 		&cli.IntFlag{Name: "sweep-stages", Value: 12, Destination: &v.sweepStages, Usage: "at most `N` stages in a --sweep"},

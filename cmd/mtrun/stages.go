@@ -45,7 +45,11 @@ func (v *flagValues) stageSettings() (stageSettings, error) {
 			return f, command.Usagef("--stages: stage %d %q: one kind per run (the first stage is %s): a session keeps its kind's pacing across a boundary, so a stage after a change of kind would measure two load models at once; run one mtrun per kind", i+1, st, stages[0].Kind)
 		}
 	}
-	if err := v.excludeLoad("--stages"); err != nil {
+	if stages[0].Kind == sweep.Active {
+		if err := v.checkActive("--stages", stages...); err != nil {
+			return f, err
+		}
+	} else if err := v.excludeLoad("--stages"); err != nil {
 		return f, err
 	}
 	if err := v.checkUserGap("--stages", stages[0].Kind); err != nil {
@@ -53,6 +57,24 @@ func (v *flagValues) stageSettings() (stageSettings, error) {
 	}
 	f.stages = stages
 	return f, nil
+}
+
+// checkActive checks the flags of active stages (by): the clients are
+// fixed by --clients, and every level has at least one conversation per
+// client; the other load flags are refused as for any staged run.
+func (v *flagValues) checkActive(by string, stages ...sweep.Stage) error {
+	if name := v.firstGiven(&v.active, &v.rate, &v.users, &v.timeScale, &v.duration, &v.maxRequests); name != "" {
+		return command.Usagef("%s active sets the active conversations and the run's length; it excludes --%s", by, name)
+	}
+	if !v.given(&v.clients) {
+		return command.Usagef("%s active: give --clients, the fixed number of clients that share the active conversations", by)
+	}
+	for i, st := range stages {
+		if st.Level < float64(v.clients) {
+			return command.Usagef("%s: stage %d %q: %g active conversations for %d clients; want at least one per client", by, i+1, st, st.Level, v.clients)
+		}
+	}
+	return nil
 }
 
 // checkUserGap checks that --user-gap is given for users stages (the
@@ -79,10 +101,21 @@ func (v *flagValues) excludeLoad(by string, first ...any) error {
 // sweepSettings checks the --sweep flags.
 func (v *flagValues) sweepSettings(f *stageSettings) error {
 	kind := sweep.Kind(v.sweep)
-	if kind != sweep.Clients && kind != sweep.Rate && kind != sweep.Users {
-		return command.Usagef("--sweep %q: want clients, users or rate", kind)
+	if kind != sweep.Clients && kind != sweep.Rate && kind != sweep.Users && kind != sweep.Active {
+		return command.Usagef("--sweep %q: want clients, users, rate or active", kind)
 	}
-	if err := v.excludeLoad("--sweep", &v.stages); err != nil {
+	if kind == sweep.Active {
+		if name := v.firstGiven(&v.stages); name != "" {
+			return command.Usagef("--sweep sets the load and the run's length; it excludes --%s", name)
+		}
+		start := sweep.Stage{Kind: kind, Level: v.sweepStart}
+		if !v.given(&v.sweepStart) {
+			start.Level = float64(v.clients)
+		}
+		if err := v.checkActive("--sweep", start); err != nil {
+			return err
+		}
+	} else if err := v.excludeLoad("--sweep", &v.stages); err != nil {
 		return err
 	}
 	if v.given(&v.segment) || v.given(&v.segments) {
@@ -96,6 +129,12 @@ func (v *flagValues) sweepSettings(f *stageSettings) error {
 	}
 	p := sweep.Planner{Kind: kind, Start: v.sweepStart, Max: v.sweepMax, MaxStages: v.sweepStages,
 		Duration: v.stageDuration, Warmup: v.stageWarmup, Criteria: sweep.Criteria{Unsteady: v.sweepUnsteady}}
+	if kind == sweep.Active {
+		p.Clients = v.clients
+		if !v.given(&v.sweepStart) {
+			p.Start = float64(v.clients) // one conversation per client
+		}
+	}
 	// Checked as the stage the planner would make of them.
 	first := sweep.Stage{Kind: kind, Level: p.Start, Duration: p.Duration, Warmup: p.Warmup}
 	switch _, err := sweep.ParseStages(first.String()); {
@@ -107,6 +146,9 @@ func (v *flagValues) sweepSettings(f *stageSettings) error {
 		return command.Usagef("--sweep-unsteady %g: want a share above 0, e.g. 0.15", p.Criteria.Unsteady)
 	case p.MaxStages < 1:
 		return command.Usagef("--sweep-stages %d: want at least 1", p.MaxStages)
+	}
+	if kind == sweep.Active && v.given(&v.slo) {
+		return command.Usagef("--slo: --sweep active is judged on how much of each stage's working set the server kept in cache, not on objectives; use --sweep clients or users for a capacity under objectives")
 	}
 	objs, err := judge.ParseSLO(v.slo)
 	if err != nil {
@@ -121,8 +163,11 @@ func (v *flagValues) sweepSettings(f *stageSettings) error {
 // run's arrival process and seed for rates and --user-gap for users.
 func (o *options) staged(stages []sweep.Stage, first int) schedule.Staged {
 	s := schedule.Staged{Rate: stages[0].Kind == sweep.Rate, Poisson: o.replay.Poisson, Seed: o.replay.RandSeed, First: first}
-	if stages[0].Kind == sweep.Users {
+	switch stages[0].Kind {
+	case sweep.Users:
 		s.Gap = o.sched.userGap
+	case sweep.Active:
+		s.Lanes = o.replay.Clients
 	}
 	for _, st := range stages {
 		s.Levels = append(s.Levels, schedule.Level{Level: st.Level, Duration: st.Duration, Warmup: st.Warmup})

@@ -31,6 +31,9 @@ func TestStagesUsage(t *testing.T) {
 		{"stages-users-no-gap", []string{"--stages", "users=2:10s"}},
 		{"stages-gap-for-clients", []string{"--stages", "clients=2:10s", "--user-gap", "1s"}},
 		{"stages-and-clients", []string{"--stages", "clients=2:10s", "--clients", "4"}},
+		{"stages-active-no-clients", []string{"--stages", "active=2:10s"}},
+		{"stages-active-below-clients", []string{"--stages", "active=8:10s,active=2:10s", "--clients", "4"}},
+		{"stages-active-and-active", []string{"--stages", "active=8:10s", "--clients", "4", "--active", "8"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -59,6 +62,8 @@ func TestStagesWiring(t *testing.T) {
 			schedule.Staged{Levels: []schedule.Level{{Level: 1, Duration: 400 * time.Millisecond}, {Level: 3, Duration: 400 * time.Millisecond, Warmup: 100 * time.Millisecond}}, Poisson: true, First: 1}},
 		{"constant rate", []string{"--stages", "rate=2:10s,rate=4:10s:2s", "--arrival", "constant", "--seed", "9"},
 			schedule.Staged{Rate: true, Levels: []schedule.Level{{Level: 2, Duration: 10 * time.Second}, {Level: 4, Duration: 10 * time.Second, Warmup: 2 * time.Second}}, Seed: 9, First: 1}},
+		{"active", []string{"--stages", "active=2:10s,active=8:1m:5s", "--clients", "2"},
+			schedule.Staged{Lanes: 2, Levels: []schedule.Level{{Level: 2, Duration: 10 * time.Second}, {Level: 8, Duration: time.Minute, Warmup: 5 * time.Second}}, Poisson: true, First: 1}},
 		{"users", []string{"--stages", "users=2:10s,users=5:1m", "--user-gap", "2s"},
 			schedule.Staged{Gap: 2 * time.Second, Levels: []schedule.Level{{Level: 2, Duration: 10 * time.Second}, {Level: 5, Duration: time.Minute}}, Poisson: true, First: 1}},
 	} {

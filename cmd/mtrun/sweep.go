@@ -6,13 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"net/http"
 	"os"
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/judge"
+	"github.com/mtkit/mtkit/internal/metrics"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
+	"github.com/mtkit/mtkit/internal/retention"
 	"github.com/mtkit/mtkit/internal/source"
 	"github.com/mtkit/mtkit/internal/sweep"
 )
@@ -49,6 +53,12 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 		err     error
 	)
 	out := sink.Records
+	// An active sweep's records also go through the reuse-distance
+	// analysis (mtstats' cache retention), for the effective capacity.
+	var pass *retention.Pass
+	if sw.planner.Kind == sweep.Active {
+		pass = retention.New()
+	}
 	for n := 1; stop.Err() == nil; n++ {
 		st, ok := sw.planner.Next(results)
 		if !ok {
@@ -58,7 +68,11 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 		ro.Schedule, ro.Loop, ro.Duration = o.staged([]sweep.Stage{st}, n), true, 0
 		ro.FirstSeq = seq
 		acc := judge.NewStages(sw.objectives)
-		sink.Records = teeStages{stageLoads{out, n, []sweep.Stage{st}}, acc}
+		sink.Records = teeStages{stageLoads{out, n, []sweep.Stage{st}}, acc, pass}
+		var before tierHits
+		if st.Kind == sweep.Active {
+			before = o.tierHits(stop)
+		}
 		// Each stage starts where the previous one stopped in the input,
 		// so that its sessions are new to the server's cache.
 		rotated := append(append([]conv.Conversation{}, convs[next:]...), convs[:next]...)
@@ -77,12 +91,26 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 		if len(rows) > 0 {
 			res = rows[0].Result(st)
 		}
+		if st.Kind == sweep.Active {
+			if after := o.tierHits(stop); before.ok && after.ok {
+				res.Retention.Tiered = true
+				res.Retention.LocalHitTokens, res.Retention.ExternalHitTokens = after.local-before.local, after.external-before.external
+			}
+			results = append(results, res)
+			fmt.Fprintf(errw, "mtrun: sweep stage %d %s: %s\n", n, st, activeLine(res, sw.planner.Criteria, results))
+			continue
+		}
 		results = append(results, res)
 		fmt.Fprintf(errw, "mtrun: sweep stage %d %s: %.2f requests/s, lateness p99 %s, failed %.1f%%, steady %v, slo met %v, holds %v\n",
 			n, st, res.Throughput, res.LatenessP99.Round(time.Microsecond), 100*res.Failed, sw.planner.Criteria.Steady(res), res.MeetsSLO, sw.planner.Criteria.Holds(res))
 	}
 	if len(results) > 0 {
 		capa := sw.planner.Criteria.Judge(sw.planner.Kind, judge.ObjectiveTexts(sw.objectives), results)
+		if pass != nil {
+			r := pass.Result(retention.Options{})
+			capa.Retention = &sweep.RetentionCapacity{Basis: sweep.Basis(r.Basis), CapacityTokens: r.CapacityTokens,
+				CapacityConversations: r.CapacityConversations}
+		}
 		fmt.Fprintln(errw, "mtrun: "+capa.Line())
 		if werr := writeCapacity(o.stage.capacity, capa); werr != nil && err == nil {
 			err = werr
@@ -129,10 +157,77 @@ func addSummary(total, s *replay.Summary) {
 // teeStages passes records on and accounts them per stage.
 type teeStages struct {
 	record.Encoder
-	acc *judge.Stages
+	acc  *judge.Stages
+	pass *retention.Pass // nil: no retention analysis
 }
 
 func (t teeStages) Encode(r *record.Record) error {
 	t.acc.Add(r)
+	if t.pass != nil {
+		t.pass.Add(r, r.Measured())
+	}
 	return t.Encoder.Encode(r)
+}
+
+// activeLine is the stderr line of an active sweep stage res, the last of
+// results: its working set, what the server kept of it, and the verdict
+// on what the sweep has measured so far.
+func activeLine(res sweep.Result, c sweep.Criteria, results []sweep.Result) string {
+	ret := res.Retention
+	hit := "hit share n/a (no cached_tokens)"
+	if !math.IsNaN(ret.HitShare) {
+		hit = fmt.Sprintf("hit share %.3f", ret.HitShare)
+	}
+	tiers := ""
+	if ret.Tiered {
+		tiers = fmt.Sprintf(", hits local %.0f / external %.0f tokens", ret.LocalHitTokens, ret.ExternalHitTokens)
+	}
+	kept := c.Retained(results)
+	return fmt.Sprintf("working set %.0f tokens, %d later turns, %s, later TTFT p50 %s%s; %.2f requests/s, failed %.1f%%, retained %v",
+		ret.WorkingSetTokens, ret.LaterTurns, hit, ret.TTFTP50.Round(time.Microsecond), tiers, res.Throughput, 100*res.Failed, kept[len(kept)-1])
+}
+
+// tierHits are the server's prefix-cache hits so far, in tokens, per
+// tier (vLLM's prefix_cache_hits and external_prefix_cache_hits).
+type tierHits struct {
+	local, external float64
+	ok              bool // the server's metrics split the tiers
+}
+
+// tierHits scrapes the server's metrics once (the --metrics-url
+// endpoints, else its own /metrics), summing every engine's counters;
+// not ok without metrics, or when they have no external tier.
+func (o *options) tierHits(ctx context.Context) tierHits {
+	if o.metrics.off {
+		return tierHits{}
+	}
+	urls := o.metrics.urls
+	if len(urls) == 0 {
+		urls = []string{metrics.DefaultURL(o.replay.URL)}
+	}
+	var h tierHits
+	var local, external bool
+	for _, u := range urls {
+		ctx, cancel := context.WithTimeout(ctx, metrics.DefaultTimeout)
+		sc, err := metrics.Fetch(ctx, http.DefaultClient, metrics.Target{URL: u, Header: serverHeaders(o, u)}, metrics.Limits{})
+		cancel()
+		if err != nil {
+			return tierHits{}
+		}
+		for _, s := range sc.Samples {
+			if s.Value == nil {
+				continue
+			}
+			switch s.Canonical {
+			case metrics.PrefixHits:
+				h.local += *s.Value
+				local = true
+			case metrics.ExternalPrefixHits:
+				h.external += *s.Value
+				external = true
+			}
+		}
+	}
+	h.ok = local && external
+	return h
 }

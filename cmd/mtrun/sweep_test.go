@@ -30,7 +30,12 @@ func TestSweepUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"bad kind", []string{"--sweep", "sessions"}, `--sweep "sessions": want clients, users or rate`},
+		{"bad kind", []string{"--sweep", "sessions"}, `--sweep "sessions": want clients, users, rate or active`},
+		{"active without clients", []string{"--sweep", "active"}, "--sweep active: give --clients"},
+		{"active below the clients", []string{"--sweep", "active", "--clients", "4", "--sweep-start", "2"}, `stage 1 "active=2:0s": 2 active conversations for 4 clients`},
+		{"active with --active", []string{"--sweep", "active", "--clients", "4", "--active", "8"}, "it excludes --active"},
+		{"active with an SLO", []string{"--sweep", "active", "--clients", "4", "--slo", "ttft_p95<=2s"}, "--sweep active is judged on how much"},
+		{"active with stages", []string{"--sweep", "active", "--clients", "4", "--stages", "active=4:1s"}, "it excludes --stages"},
 		{"users without gap", []string{"--sweep", "users"}, "--sweep users: give --user-gap"},
 		{"gap without users", []string{"--sweep", "clients", "--user-gap", "1s"}, "--user-gap is for users stages"},
 		{"with clients", []string{"--sweep", "clients", "--clients", "3"}, "--sweep sets the load and the run's length; it excludes --clients"},
@@ -69,6 +74,12 @@ func TestSweepWiring(t *testing.T) {
 		{"users", []string{"--sweep", "users", "--user-gap", "100ms", "--sweep-start", "2", "--sweep-max", "4", "--stage-duration", "1s", "--stage-warmup", "200ms", "--sweep-unsteady", "0.5", "--sweep-stages", "3"},
 			sweep.Planner{Kind: sweep.Users, Start: 2, Max: 4, MaxStages: 3, Duration: time.Second, Warmup: 200 * time.Millisecond, Criteria: sweep.Criteria{Unsteady: 0.5}},
 			schedule.Staged{Gap: 100 * time.Millisecond, Levels: []schedule.Level{{Level: 2, Duration: time.Second, Warmup: 200 * time.Millisecond}}, Poisson: true, First: 1}, 0},
+		{"active", []string{"--sweep", "active", "--clients", "4", "--stage-duration", "20s", "--stage-warmup", "2s", "--sweep-max", "64"},
+			sweep.Planner{Kind: sweep.Active, Clients: 4, Start: 4, Max: 64, MaxStages: 12, Duration: 20 * time.Second, Warmup: 2 * time.Second, Criteria: sweep.Criteria{Unsteady: 0.15}},
+			schedule.Staged{Lanes: 4, Levels: []schedule.Level{{Level: 4, Duration: 20 * time.Second, Warmup: 2 * time.Second}}, Poisson: true, First: 1}, 0},
+		{"active from 16", []string{"--sweep", "active", "--clients", "2", "--sweep-start", "16"},
+			sweep.Planner{Kind: sweep.Active, Clients: 2, Start: 16, MaxStages: 12, Duration: 30 * time.Second, Warmup: 5 * time.Second, Criteria: sweep.Criteria{Unsteady: 0.15}},
+			schedule.Staged{Lanes: 2, Levels: []schedule.Level{{Level: 16, Duration: 30 * time.Second, Warmup: 5 * time.Second}}, Poisson: true, First: 1}, 0},
 		{"constant rate", []string{"--sweep", "rate", "--arrival", "constant", "--seed", "7", "--sweep-start", "0.5"},
 			sweep.Planner{Kind: sweep.Rate, Start: 0.5, MaxStages: 12, Duration: 30 * time.Second, Warmup: 5 * time.Second, Criteria: sweep.Criteria{Unsteady: 0.15}},
 			schedule.Staged{Rate: true, Levels: []schedule.Level{{Level: 0.5, Duration: 30 * time.Second, Warmup: 5 * time.Second}}, Seed: 7, First: 1}, 0},
@@ -204,4 +215,64 @@ func readCapacity(t *testing.T, path string) sweep.Capacity {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestSweepActiveLoop runs an active sweep's loop with a stand-in for the
+// replay: a server whose LRU prefix cache holds 40,000 tokens, answering
+// conversations of 1,000 tokens in rotation, so a stage's later turns all
+// hit while level × 1,000 tokens fit and all miss beyond. The loop gives
+// each stage its active schedule over the fixed clients, judges its later
+// turns, prints its working set and hit share, and the capacity JSON
+// carries the knee at 40 conversations (40,000 tokens).
+func TestSweepActiveLoop(t *testing.T) {
+	t.Parallel()
+	const ctx, cacheTokens = 1000, 40000
+	capPath := filepath.Join(t.TempDir(), "capacity.json")
+	o := parse(t, "--sweep", "active", "--clients", "4", "--stage-duration", "2s", "--stage-warmup", "1s", "--capacity", capPath, "--no-metrics")
+	o.replayRun = func(_, _ context.Context, ro replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error) {
+		st := ro.Schedule.(schedule.Staged)
+		if st.Lanes != 4 || len(st.Levels) != 1 {
+			t.Errorf("stage schedule %+v, want 4 lanes and one level", st)
+		}
+		level := st.Levels[0].Level
+		cached := int64(ctx - 100) // a later turn's prompt: its history and 100 new tokens
+		if level*ctx > cacheTokens {
+			cached = 0
+		}
+		t0 := time.Unix(1000, 0)
+		n := 100
+		for i := range n {
+			start := t0.Add(st.Levels[0].Warmup + time.Duration(i)*10*time.Millisecond)
+			ttft := 20*time.Millisecond + time.Duration(ctx-cached)*50*time.Microsecond
+			r := &record.Record{Seq: ro.FirstSeq + int64(i), Stage: st.First, ConversationID: fmt.Sprint("c", i%int(level)), Turn: 1 + i/int(level),
+				Scheduled: start, Start: start, End: start.Add(10 * time.Millisecond), TTFTNs: record.Ptr(int64(ttft)),
+				PromptTokens: record.Ptr(int64(ctx - 50)), CompletionTokens: record.Ptr(int64(50)), CachedTokens: record.Ptr(cached)}
+			if err := sink.Records.Encode(r); err != nil {
+				return nil, err
+			}
+		}
+		return &replay.Summary{RunID: "r", Requests: int64(n), Started: 3, NextSeq: ro.FirstSeq + int64(n)}, nil
+	}
+	out := encoderFunc(func(*record.Record) error { return nil })
+	convs := []conv.Conversation{{ID: "c", Messages: []conv.Message{{Role: conv.RoleUser, Content: "q"}}}}
+	var errb strings.Builder
+	if _, err := o.replayLoad(context.Background(), context.Background(), source.Slice(convs), replay.Sink{Records: out}, &errb); err != nil {
+		t.Fatal(err)
+	}
+	c := readCapacity(t, capPath)
+	t.Logf("%s\n%s", c.Line(), errb.String())
+	if c.Kind != sweep.Active || c.Basis != sweep.BasisCached || c.Knee == nil || c.KneeWorkingSetTokens == nil || c.Retention == nil {
+		t.Fatalf("capacity %+v", c)
+	}
+	if math.Abs(*c.KneeWorkingSetTokens-cacheTokens) > 0.1*cacheTokens || c.Capacity > 40 || c.Capacity < 36 || c.Failed == nil || *c.Failed <= 40 {
+		t.Errorf("knee %g tokens, capacity %g (failed at %s); want the knee within 10%% of %d tokens and 40 conversations bracketed", *c.KneeWorkingSetTokens, c.Capacity, ptrString(c.Failed), cacheTokens)
+	}
+	if !strings.Contains(errb.String(), "mtrun: sweep stage 1 active=4:2s:1s: working set 4000 tokens, 100 later turns, hit share 0.902, later TTFT p50 25ms") {
+		t.Errorf("stage lines:\n%s", errb.String())
+	}
+	// Of the previous context: 1,000 tokens, or the prompt (950) for a
+	// conversation's first record in the stage.
+	if got, want := c.Stages[0].HitShare, 100*900.0/(4*950+96*1000); got == nil || math.Abs(*got-want) > 1e-9 {
+		t.Errorf("stage 1 hit share %v, want %g", got, want)
+	}
 }

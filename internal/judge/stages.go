@@ -47,8 +47,103 @@ type StageRow struct {
 	// MeetsSLO is set with objectives: every one held over the stage.
 	MeetsSLO   *bool             `json:"meets_slo,omitempty"`
 	Objectives []ObjectiveResult `json:"objectives,omitempty"`
+	// Retention is what an active stage (load active=N) measured of the
+	// server's prefix cache over its later turns.
+	Retention *StageRetention `json:"retention,omitempty"`
 	// Turns is the stage by turn, for the HTML report.
 	Turns []*stats.Group `json:"-"`
+	later *laterAcc
+}
+
+// StageRetention is a stage's later turns (every answered turn after a
+// conversation's first) as an active sweep judges them.
+type StageRetention struct {
+	LaterTurns int `json:"later_turns"`
+	// MeanContextTokens is the mean context of the stage's answered
+	// turns, first turns included: prompt + completion tokens (the
+	// server's counts, else the client's). With conversations at every
+	// stage of their lives, it is the mean context an active
+	// conversation holds.
+	MeanContextTokens stats.Num `json:"mean_context_tokens"`
+	// WorkingSetTokens is the level (active conversations) times
+	// MeanContextTokens: the tokens the stage's conversations hold.
+	WorkingSetTokens stats.Num `json:"working_set_tokens"`
+	// HitShare is the share of their previous context (the
+	// conversation's previous turn's prompt + completion tokens) that
+	// the server reported as cached: the sum of min(cached_tokens,
+	// previous context) over the sum of previous contexts (a later turn
+	// whose previous turn is not in the stage counts its prompt as its
+	// previous context); null when some later turn has no cached_tokens.
+	HitShare stats.Num `json:"hit_share"`
+	// TTFTP50 is their median TTFT in milliseconds.
+	TTFTP50 stats.Num `json:"ttft_p50_ms"`
+}
+
+// laterAcc sums a stage's measured later turns.
+type laterAcc struct {
+	n, all                int
+	prev, cached, context float64 // context: of every answered turn
+	uncached              bool    // some later turn had no cached_tokens
+	ttftMs                []float64
+	last                  map[string]float64 // context of each conversation's last answered turn
+}
+
+func (l *laterAcc) add(r *record.Record) {
+	if !r.OK() {
+		return
+	}
+	prompt, completion := float64(r.ClientPromptTokens), float64(r.ClientCompletionTokens)
+	if r.PromptTokens != nil {
+		prompt = float64(*r.PromptTokens)
+	}
+	if r.CompletionTokens != nil {
+		completion = float64(*r.CompletionTokens)
+	}
+	if l.last == nil {
+		l.last = map[string]float64{}
+	}
+	prev, ok := l.last[r.ConversationID]
+	l.last[r.ConversationID] = prompt + completion
+	l.all++
+	l.context += prompt + completion
+	if r.Turn == 0 {
+		return
+	}
+	if !ok {
+		prev = prompt
+	}
+	l.n++
+	l.prev += prev
+	if r.CachedTokens != nil {
+		l.cached += min(float64(*r.CachedTokens), prev)
+	} else {
+		l.uncached = true
+	}
+	if r.TTFTNs != nil {
+		l.ttftMs = append(l.ttftMs, float64(*r.TTFTNs)/1e6)
+	}
+}
+
+// retention returns the later turns' figures at level active
+// conversations. It sorts the TTFTs in place.
+func (l *laterAcc) retention(level float64) *StageRetention {
+	nan := stats.Num(math.NaN())
+	out := &StageRetention{LaterTurns: l.n, MeanContextTokens: nan, WorkingSetTokens: nan, HitShare: nan, TTFTP50: nan}
+	if l.all > 0 {
+		out.MeanContextTokens = stats.Num(l.context / float64(l.all))
+		out.WorkingSetTokens = stats.Num(level * l.context / float64(l.all))
+	}
+	if l.n == 0 {
+		return out
+	}
+	if !l.uncached && l.prev > 0 {
+		out.HitShare = stats.Num(l.cached / l.prev)
+	}
+	if len(l.ttftMs) > 0 {
+		slices.Sort(l.ttftMs)
+		out.TTFTP50 = stats.Num(stats.Quantile(l.ttftMs, 0.5))
+	}
+	return out
 }
 
 // Result is the row as the sweep package judges it, at level of kind.
@@ -57,6 +152,11 @@ func (r *StageRow) Result(st sweep.Stage) sweep.Result {
 		LatenessP99: msDuration(r.LatenessP99), MeetsSLO: r.MeetsSLO == nil || *r.MeetsSLO}
 	if r.Requests > 0 {
 		res.Failed = float64(r.Failed) / float64(r.Requests)
+	}
+	if st.Kind == sweep.Active && r.later != nil {
+		ret := r.later.retention(st.Level)
+		res.Retention = sweep.Retention{LaterTurns: ret.LaterTurns, WorkingSetTokens: nz(ret.WorkingSetTokens),
+			HitShare: float64(ret.HitShare), TTFTP50: msDuration(ret.TTFTP50)}
 	}
 	return res
 }
@@ -74,6 +174,7 @@ type stageAcc struct {
 	load  string
 	all   *stats.Acc
 	turns map[int]*stats.Acc
+	later laterAcc
 }
 
 // NewStages returns an empty accumulator judging objs.
@@ -103,6 +204,7 @@ func (s *Stages) Add(r *record.Record) {
 		good = s.slo.Good(r)
 	}
 	a.all.Add(r, good)
+	a.later.add(r)
 	t := a.turns[r.Turn]
 	if t == nil {
 		t = stats.NewAcc(false)
@@ -131,7 +233,7 @@ func (s *Stages) Rows() []StageRow {
 		a := s.stages[k]
 		g := a.all.Group(strconv.Itoa(k))
 		row := StageRow{Stage: k, Load: a.load, Requests: g.Requests, Failed: g.Failed, Errors: g.Errors, RuntimeSec: g.RuntimeSec,
-			CacheHitRate: g.CacheHitRate, Turns: stats.TurnGroups(a.turns)}
+			CacheHitRate: g.CacheHitRate, Turns: stats.TurnGroups(a.turns), later: &a.later}
 		row.Throughput, row.FirstHalf, row.SecondHalf = stats.Throughputs(a.all)
 		q := func(m stats.Metric, p float64) stats.Num {
 			d, ok := g.Metrics.Get(stats.MetricNames[m])
@@ -157,6 +259,9 @@ func (s *Stages) Rows() []StageRow {
 		st := sweep.Stage{}
 		if k, level, err := sweep.ParseLoad(row.Load); err == nil {
 			st = sweep.Stage{Kind: k, Level: level}
+		}
+		if st.Kind == sweep.Active {
+			row.Retention = a.later.retention(st.Level)
 		}
 		res := row.Result(st)
 		row.Steady, row.ClientLimited = crit.Steady(res), crit.ClientLimited(res)

@@ -192,7 +192,12 @@ type Capacity struct {
 	// its knee. Both only for active sweeps.
 	Basis                Basis    `json:"basis,omitempty"`
 	KneeWorkingSetTokens *float64 `json:"knee_working_set_tokens,omitempty"`
-	Stages               []Judged `json:"stages"`
+	// Retention is the effective capacity of the reuse-distance analysis
+	// over all of an active sweep's records (mtstats' cache_retention):
+	// finer than the knee, which compares stages by their mean working
+	// set while each stage's turns come back from a spread of distances.
+	Retention *RetentionCapacity `json:"retention,omitempty"`
+	Stages    []Judged           `json:"stages"`
 }
 
 // WriteJSON writes c as indented JSON, one line per field, with '<', '>'
@@ -283,6 +288,14 @@ func (c Capacity) NoneSteady() bool {
 // Err is the sweep's failure to find a capacity: no stage was steady
 // (issue 23: it reported "capacity 0 rate" and mtrun exited 0).
 func (c Capacity) Err() error {
+	if c.Kind == Active {
+		for _, j := range c.Stages {
+			if j.LaterTurns != nil && *j.LaterTurns > 0 {
+				return nil
+			}
+		}
+		return fmt.Errorf("sweep: none of the %d stages had a later turn (a conversation coming back): no retention was measured; lengthen the stages (--stage-duration) or give the conversations more turns", len(c.Stages))
+	}
 	if c.NoneSteady() {
 		return fmt.Errorf("sweep: none of the %d stages was steady (their two halves' request rates differed by more than %.0f%%): no capacity was measured; lengthen the stages (--stage-duration) or start lower", len(c.Stages), 100*c.Unsteady)
 	}

@@ -98,6 +98,16 @@ func (c Criteria) Retained(rs []Result) []bool {
 	return out
 }
 
+// RetentionCapacity is the effective capacity of a cache retention
+// analysis (package retention): the reuse distance, in tokens and in
+// conversations, at which the cached share of the previous context falls
+// below one half; nil when the profile has no step.
+type RetentionCapacity struct {
+	Basis                 Basis    `json:"basis"`
+	CapacityTokens        *float64 `json:"capacity_tokens"`
+	CapacityConversations *float64 `json:"capacity_conversations"`
+}
+
 // RetentionKnee is where an active sweep's working set fell off the
 // server's cache: the level (active conversations) and working set
 // (tokens) at which the score crosses one half, interpolated linearly
@@ -174,11 +184,6 @@ func (p Planner) nextActive(done []Result) (Stage, bool) {
 	}
 	if len(done) == 0 {
 		return stage(math.Max(p.Start, floor))
-	}
-	for _, r := range done {
-		if p.Criteria.ClientLimited(r) {
-			return Stage{}, false
-		}
 	}
 	last := done[len(done)-1]
 	lo, hi, bracketed := p.Criteria.retentionBracket(done)
@@ -295,8 +300,9 @@ func (c Capacity) activeLine() string {
 		s += "; knee not reached"
 	}
 	s += fmt.Sprintf(" (basis %s)", c.Basis)
-	if c.ClientLimited {
-		s += "; the client could not hold a level"
+	if r := c.Retention; r != nil && r.CapacityTokens != nil && r.CapacityConversations != nil {
+		s += fmt.Sprintf("; effective capacity by reuse distance %s tokens, %s conversations (basis %s)",
+			strconv.FormatFloat(math.Round(*r.CapacityTokens), 'f', 0, 64), g(*r.CapacityConversations), r.Basis)
 	}
 	return s
 }

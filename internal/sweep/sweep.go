@@ -75,8 +75,11 @@ func (c Criteria) Steady(r Result) bool {
 // the user's previous answer, so its lateness grows when the server
 // saturates and does not tell the client's delays from the server's
 // (its saturation shows in throughput, steadiness and the objectives).
+// Nor is an active stage: a client serves its conversations one request
+// at a time, so a conversation's ready turn waits while the client
+// serves the others, by design.
 func (c Criteria) ClientLimited(r Result) bool {
-	return r.Stage.Kind != Users && r.LatenessP99 > c.withDefaults().Late
+	return r.Stage.Kind != Users && r.Stage.Kind != Active && r.LatenessP99 > c.withDefaults().Late
 }
 
 // Holds reports whether the server held the stage: steady, no failures,
