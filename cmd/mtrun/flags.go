@@ -127,6 +127,8 @@ type flagValues struct {
 	metricsInterval                                  time.Duration
 	metricsFile                                      string
 	noMetrics                                        bool
+	metricsMaxSeries                                 int
+	metricsMaxBytes                                  int64
 	seed                                             uint64
 	sim                                              bool
 	simConfig                                        string
@@ -232,6 +234,8 @@ func (v *flagValues) flags() []cli.Flag {
 		cat(catMetrics, cliflag.Duration("metrics-interval", &v.metricsInterval, "time `INTERVAL` between two scrapes")),
 		cliflag.MetricsFile(&v.metricsFile, "next to --records FILE, *.metrics.jsonl"),
 		cliflag.NoMetrics(&v.noMetrics),
+		&cli.IntFlag{Name: "metrics-max-series", Value: metrics.DefaultMaxSeries, Destination: &v.metricsMaxSeries, Category: catMetrics, Usage: "keep at most `N` series per scrape, besides the canonical ones (the rest are dropped and counted)"},
+		&cli.Int64Flag{Name: "metrics-max-bytes", Value: metrics.DefaultMaxBytes, Destination: &v.metricsMaxBytes, Category: catMetrics, Usage: "read at most `BYTES` of exposition per scrape"},
 
 		cliflag.Seed(&v.seed),
 		&cli.BoolFlag{Name: "dry-run", Destination: &v.dryRun, Category: run, Usage: "print the plan derived from an inference-perf --config (sessions, stages, rates, server) and send nothing"},

@@ -20,7 +20,8 @@ type metricsOptions struct {
 	off      bool
 	urls     []string // --metrics-url; none: the server's own /metrics, if it answers
 	interval time.Duration
-	file     string // --metrics-file; "": next to --records
+	file     string         // --metrics-file; "": next to --records
+	limits   metrics.Limits // --metrics-max-series, --metrics-max-bytes
 
 	// Set during the run, for the manifest.
 	path    string
@@ -29,9 +30,13 @@ type metricsOptions struct {
 
 // metricsOptions checks the --metrics-* flags.
 func (v *flagValues) metricsOptions() (metricsOptions, error) {
-	m := metricsOptions{off: v.noMetrics, urls: v.metricsURLs.Value(), interval: v.metricsInterval, file: v.metricsFile}
+	m := metricsOptions{off: v.noMetrics, urls: v.metricsURLs.Value(), interval: v.metricsInterval, file: v.metricsFile,
+		limits: metrics.Limits{MaxSeries: v.metricsMaxSeries, MaxBytes: v.metricsMaxBytes}}
 	if m.interval <= 0 {
 		return m, command.Usagef("--metrics-interval %s: want a positive duration", m.interval)
+	}
+	if m.limits.MaxSeries <= 0 || m.limits.MaxBytes <= 0 {
+		return m, command.Usagef("--metrics-max-series %d, --metrics-max-bytes %d: want positive numbers", m.limits.MaxSeries, m.limits.MaxBytes)
 	}
 	for _, u := range m.urls {
 		if p, err := url.Parse(u); err != nil || p.Host == "" || (p.Scheme != "http" && p.Scheme != "https") {
@@ -106,7 +111,7 @@ func startMetrics(ctx context.Context, o *options, stderr io.Writer, outs *outpu
 	red := replay.NewRedactor(&o.replay)
 	scr := metrics.Start(metrics.Options{
 		Targets: targets, Interval: m.interval, RunID: o.replay.RunID, Client: client,
-		Redact: red.String, Warnf: warnf,
+		Redact: red.String, Warnf: warnf, Limits: m.limits,
 	}, metrics.NewWriter(out))
 	m.path = path
 	outs.add(path, closerFunc(func() error {

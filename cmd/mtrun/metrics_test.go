@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/iox"
 	"github.com/mtkit/mtkit/internal/manifest"
 	"github.com/mtkit/mtkit/internal/metrics"
@@ -239,5 +240,46 @@ func TestMetricsRecordsOnStdout(t *testing.T) {
 	got = mtrun(t, convJSONL(1, 1, 2), nil, "--url", srv.URL, "--tokenizer", "none", "--quiet", "--metrics-file", series)
 	if got.code != 0 || got.stderr != "" || len(readSeriesFile(t, series)) == 0 {
 		t.Errorf("--metrics-file with records on stdout: exit %d, stderr %q", got.code, got.stderr)
+	}
+}
+
+// TestMetricsLimitFlags: --metrics-max-series and --metrics-max-bytes
+// reach the scraper (drops counted in the manifest, canonical series
+// kept), and a limit that is not positive is a usage error.
+func TestMetricsLimitFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	records := filepath.Join(dir, "run.jsonl")
+	// echo-secrets adds a series per X- header, beyond the canonical ones.
+	got := mtrun(t, convJSONL(2, 2, 4), nil, "--sim", "--sim-config", "ttft=1ms,decode=1ms,cache=100000,echo-secrets=true",
+		"--header", "X-A: value-a-1", "--header", "X-B: value-b-2", "--tokenizer", "none", "--records", records, "--quiet", "--metrics-max-series", "2")
+	if got.code != 0 || !strings.Contains(got.stderr, "series dropped (over 2, --metrics-max-series)") {
+		t.Fatalf("exit %d, stderr %q; want a warning about the dropped series", got.code, got.stderr)
+	}
+	var man struct {
+		Metrics struct {
+			Targets []metrics.TargetStats `json:"targets"`
+		} `json:"metrics"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "run.manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &man); err != nil || len(man.Metrics.Targets) != 1 || man.Metrics.Targets[0].DroppedSeries == 0 {
+		t.Fatalf("manifest metrics: %+v %v", man.Metrics, err)
+	}
+	canonical := 0
+	for _, s := range readSeriesFile(t, filepath.Join(dir, "run.metrics.jsonl")) {
+		if s.Canonical == metrics.PrefixHits {
+			canonical++
+		}
+	}
+	if canonical < 2 {
+		t.Errorf("%d prefix-cache-hit samples: the canonical series were not kept over the limit", canonical)
+	}
+	for _, bad := range [][]string{{"--metrics-max-series", "0"}, {"--metrics-max-bytes", "-1"}} {
+		if got := mtrun(t, "", nil, append([]string{"--sim"}, bad...)...); got.code != command.ExitUsage {
+			t.Errorf("%v: exit %d, want 2; stderr %q", bad, got.code, got.stderr)
+		}
 	}
 }

@@ -177,3 +177,51 @@ func TestScrapeRedactsEverything(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseLimited: whatever the exposition, ParseLimited does not panic,
+// keeps at most MaxSeries series besides the canonical ones, and, when no
+// limit is reached, gives exactly Parse's samples for an exposition Parse
+// accepts.
+func FuzzParseLimited(f *testing.F) {
+	for _, name := range []string{"vllm.prom", "sglang.prom", "llamacpp.prom"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, 1000, int64(1<<20))
+		f.Add(b, 3, int64(500))
+	}
+	f.Add([]byte("# HELP x h\n# TYPE x gauge\nx{a=\"b\"} 1\n  y 2\n{\"z.w\"} 3\n"), 1, int64(40))
+	f.Fuzz(func(t *testing.T, in []byte, maxSeries int, maxBytes int64) {
+		l := Limits{MaxSeries: max(1, maxSeries%2000), MaxBytes: max(1, maxBytes%(4<<20))}
+		sc, err := ParseLimited(bytes.NewReader(in), l)
+		if err != nil {
+			return
+		}
+		other := 0
+		for _, s := range sc.Samples {
+			if !canonicalSet[s.Name] {
+				other++
+			}
+		}
+		if other > l.MaxSeries {
+			t.Fatalf("%d non-canonical samples kept over a limit of %d", other, l.MaxSeries)
+		}
+		if sc.Dropped > 0 || sc.Truncated {
+			return
+		}
+		want, werr := Parse(bytes.NewReader(in))
+		if werr != nil {
+			return // HELP lines, which ParseLimited never reads, may be what Parse rejects
+		}
+		if len(want) != len(sc.Samples) {
+			t.Fatalf("%d samples, Parse gives %d", len(sc.Samples), len(want))
+		}
+		for i := range want {
+			a, b := want[i], sc.Samples[i]
+			if a.Name != b.Name || LabelKey(a.Labels) != LabelKey(b.Labels) || a.Type != b.Type || a.NonFinite != b.NonFinite || (a.Value == nil) != (b.Value == nil) || a.Value != nil && *a.Value != *b.Value {
+				t.Fatalf("sample %d: %+v, Parse gives %+v", i, b, a)
+			}
+		}
+	})
+}

@@ -153,7 +153,7 @@ func (c *client) models(ctx context.Context, timeout time.Duration) ([]ModelInfo
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil && parent.Err() == nil {
-			return nil, &hungError{base: c.base, what: "GET " + c.base + "/models", after: timeout}
+			return nil, &hungError{base: c.base, what: "did not answer GET " + c.base + "/models", after: timeout}
 		}
 		return nil, fmt.Errorf("GET %s/models: %w", c.base, err)
 	}

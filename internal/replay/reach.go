@@ -77,12 +77,12 @@ const DefaultHungAfter = time.Minute
 // sends nothing back.
 type hungError struct {
 	base  string
-	what  string // what got no answer
+	what  string // what it did not do: "did not answer GET …/models"
 	after time.Duration
 }
 
 func (e *hungError) Error() string {
-	return fmt.Sprintf("the server at %s accepts connections but %s got no answer in %s; is it up (not still loading), and is --url right?", e.base, e.what, e.after)
+	return fmt.Sprintf("the server at %s accepts connections but %s in %s; is it up (not still loading), and is --url right?", e.base, e.what, e.after)
 }
 
 // watchHung arms, at the first request sent, the check that stops the
@@ -97,7 +97,7 @@ func (r *runner) watchHung() {
 			}
 			r.mu.Lock()
 			if r.unreachableErr == nil {
-				r.unreachableErr = &hungError{base: r.c.base, what: "no request", after: r.o.HungAfter}
+				r.unreachableErr = &hungError{base: r.c.base, what: "answered none of the requests", after: r.o.HungAfter}
 			}
 			r.mu.Unlock()
 			r.cancelStop()

@@ -160,9 +160,9 @@ func TestHungServer(t *testing.T) {
 		maxModelLen int
 		want        string
 	}{
-		{"probe at start", "", 0, "GET "},
-		{"probe with --model", "m", 0, "GET "},
-		{"first requests", "m", 8192, "no request got no answer"},
+		{"probe at start", "", 0, "did not answer GET "},
+		{"probe with --model", "m", 0, "did not answer GET "},
+		{"first requests", "m", 8192, "answered none of the requests in 100ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

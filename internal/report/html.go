@@ -53,12 +53,7 @@ type chartSeries struct {
 }
 
 // num returns x for a chart, nil (a gap) when it is not a number.
-func num(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return &x
-}
+func num(x float64) *float64 { return stats.Finite(x) }
 
 // run is the data of one input (or of all inputs) for the charts.
 type run struct {

@@ -89,11 +89,11 @@ func retentionCharts(rets []LabeledRetention) []ChartSpec {
 		idle.Series = append(idle.Series, chartSeries{name(basis), ys})
 		var marks []chartMark
 		if c := r.CapacityTokens; c != nil {
-			marks = append(marks, chartMark{X: *c, Label: name(fmt.Sprintf("capacity %s tokens", fmtNum(*c)))})
+			marks = append(marks, chartMark{X: *c, Label: name(fmt.Sprintf("capacity %.0f", *c))})
 		}
 		if r.Tiers != nil && r.Tiers.LocalCapacityTokens != nil {
 			c := *r.Tiers.LocalCapacityTokens
-			marks = append(marks, chartMark{X: c, Label: name(fmt.Sprintf("local tier %s tokens", fmtNum(c)))})
+			marks = append(marks, chartMark{X: c, Label: name(fmt.Sprintf("local %.0f", c))})
 		}
 		share.Marks = append(share.Marks, marks...)
 		ttft.Marks = append(ttft.Marks, marks...)

@@ -21,12 +21,20 @@ type point struct {
 // share is below it. ok is false when the fit never crosses one half from
 // above (no step).
 func capacity(pts []point) (float64, bool) {
-	if len(pts) == 0 {
-		return 0, false
+	return capacityAt(len(pts), func(k int) (point, bool) { return pts[k], true })
+}
+
+// capacityAt is capacity over the points at(0..n-1) that exist, so that
+// callers need not build a slice of them.
+func capacityAt(n int, at func(k int) (point, bool)) (float64, bool) {
+	hi, any := 0.0, false
+	for k := range n {
+		if p, ok := at(k); ok {
+			hi, any = max(hi, p.x), true
+		}
 	}
-	hi := 0.0
-	for _, p := range pts {
-		hi = max(hi, p.x)
+	if !any {
+		return 0, false
 	}
 	type bin struct {
 		sum, n   float64
@@ -40,7 +48,11 @@ func capacity(pts []point) (float64, bool) {
 	if hi > 0 {
 		scale = (capacityBins - 1) / hi
 	}
-	for _, p := range pts {
+	for k := range n {
+		p, ok := at(k)
+		if !ok {
+			continue
+		}
 		b := &bins[int(p.x*scale)]
 		b.sum += p.share
 		b.n++

@@ -1,7 +1,9 @@
 package retention
 
 import (
+	stdcmp "cmp"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -256,6 +258,28 @@ func TestDistancesOracle(t *testing.T) {
 		}
 		if gotN != len(want) {
 			t.Errorf("seed %d: %d reuses, want %d", seed, gotN, len(want))
+		}
+	}
+}
+
+// TestOrder checks the radix sort against a comparison sort: by key,
+// ties by index, keys spanning several passes.
+func TestOrder(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, span := range []int64{1, 5, 3000, 1 << 40, 1 << 62} {
+		reqs := make([]req, 5000)
+		for i := range reqs {
+			reqs[i].start = 1e18 + rng.Int64N(span)
+		}
+		got := order(reqs, func(r *req) int64 { return r.start })
+		want := make([]int32, len(reqs))
+		for i := range want {
+			want[i] = int32(i)
+		}
+		slices.SortStableFunc(want, func(a, b int32) int { return stdcmp.Compare(reqs[a].start, reqs[b].start) })
+		if !slices.Equal(got, want) {
+			t.Errorf("span %d: radix order differs from the stable sort", span)
 		}
 	}
 }

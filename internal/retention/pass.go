@@ -16,6 +16,7 @@ package retention
 
 import (
 	"math"
+	"slices"
 
 	"github.com/mtkit/mtkit/internal/record"
 )
@@ -33,22 +34,21 @@ type req struct {
 	counted    bool // profiled (measured, passes the filter); else it only touches the cache
 }
 
-// convKey identifies a conversation across merged runs.
-type convKey struct{ run, conv string }
-
 // Pass accumulates the requests of one or more runs. The zero value is not
 // usable; call New.
 type Pass struct {
-	convs map[convKey]int32
+	// runs holds each run's conversations (by run_id, then
+	// conversation_id), numbered from 0 across runs.
+	runs  map[string]map[string]int32
+	nconv int32
 	reqs  []req
-	// last caches the previous record's conversation: runs write the
-	// turns of a conversation close together, and a hit skips the map.
-	last    convKey
-	lastIdx int32
+	// run is the last record's run: records come in runs of one run id.
+	run     string
+	runConv map[string]int32
 }
 
 // New returns an empty Pass.
-func New() *Pass { return &Pass{convs: make(map[convKey]int32), lastIdx: -1} }
+func New() *Pass { return &Pass{runs: map[string]map[string]int32{}} }
 
 // Add adds one record. counted says whether the request is profiled
 // (measured phase, passes the user's filter); every successful request
@@ -59,17 +59,18 @@ func (p *Pass) Add(r *record.Record, counted bool) {
 	if !r.OK() || r.Choice != 0 {
 		return
 	}
-	var ci int32
-	if p.lastIdx >= 0 && p.last.conv == r.ConversationID && p.last.run == r.RunID {
-		ci = p.lastIdx
-	} else {
-		k := convKey{r.RunID, r.ConversationID}
-		var ok bool
-		if ci, ok = p.convs[k]; !ok {
-			ci = int32(len(p.convs))
-			p.convs[k] = ci
+	if p.runConv == nil || r.RunID != p.run {
+		p.run, p.runConv = r.RunID, p.runs[r.RunID]
+		if p.runConv == nil {
+			p.runConv = map[string]int32{}
+			p.runs[r.RunID] = p.runConv
 		}
-		p.last, p.lastIdx = k, ci
+	}
+	ci, ok := p.runConv[r.ConversationID]
+	if !ok {
+		ci = p.nconv
+		p.nconv++
+		p.runConv[r.ConversationID] = ci
 	}
 	prompt := tokens(r.PromptTokens, r.ClientPromptTokens)
 	completion := tokens(r.CompletionTokens, r.ClientCompletionTokens)
@@ -83,6 +84,11 @@ func (p *Pass) Add(r *record.Record, counted bool) {
 	}
 	if r.CachedTokens != nil {
 		q.cached = clamp32(*r.CachedTokens)
+	}
+	if len(p.reqs) == cap(p.reqs) {
+		// Double, where append grows a large slice by a quarter:
+		// fewer copies of what may be millions of requests.
+		p.reqs = slices.Grow(p.reqs, max(1024, len(p.reqs)))
 	}
 	p.reqs = append(p.reqs, q)
 }

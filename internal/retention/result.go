@@ -3,6 +3,9 @@ package retention
 import (
 	"math"
 	"slices"
+	"sync"
+
+	"github.com/mtkit/mtkit/internal/stats"
 )
 
 // Bases of the cached share.
@@ -96,17 +99,23 @@ type Fit struct {
 }
 
 // row is one profiled later turn.
+// Its TTFT and cached tokens are read from its request (reqs[i]); the
+// tier split of its share, when there is one, is kept apart (local).
 type row struct {
-	i        int32 // request index
-	tokens   int64
-	convs    int32
-	secs     float64
-	prevCtx  float64 // previous context less the shared prefix
-	share    float64 // NaN when unknown
-	ttftMs   float64 // NaN when unknown
-	uncached float64 // NaN when unknown
-	local    float64 // tier split of share; NaN without tiers
-	external float64
+	i       int32 // request index
+	convs   int32
+	tokens  int64
+	secs    float64
+	prevCtx float64 // previous context less the shared prefix
+	share   float64 // NaN when unknown
+}
+
+// ttftMs is the request's TTFT in ms, NaN when not recorded.
+func (r *req) ttftMs() float64 {
+	if r.ttft < 0 {
+		return math.NaN()
+	}
+	return float64(r.ttft) / 1e6
 }
 
 // Options are the inputs of Result besides the records.
@@ -123,7 +132,7 @@ func (p *Pass) Result(o Options) *Result {
 	for _, s := range shared {
 		res.SharedPrefixTokens = max(res.SharedPrefixTokens, int64(s))
 	}
-	reuses := distances(p.reqs, len(p.convs), shared)
+	reuses := distances(p.reqs, int(p.nconv), shared)
 	rows := make([]row, 0, len(reuses))
 	reported := false
 	for _, u := range reuses {
@@ -133,14 +142,9 @@ func (p *Pass) Result(o Options) *Result {
 		}
 		pv := &p.reqs[u.prev]
 		w := row{i: u.i, tokens: u.tokens, convs: u.convs, secs: float64(r.start-pv.end) / 1e9,
-			prevCtx: float64(pv.ctx - shared[r.conv]), share: math.NaN(), ttftMs: math.NaN(),
-			uncached: math.NaN(), local: math.NaN(), external: math.NaN()}
-		if r.ttft >= 0 {
-			w.ttftMs = float64(r.ttft) / 1e6
-		}
+			prevCtx: float64(pv.ctx - shared[r.conv]), share: math.NaN()}
 		if r.cached >= 0 {
 			reported = true
-			w.uncached = float64(r.prompt - r.cached)
 			if w.prevCtx > 0 {
 				w.share = clamp01(float64(r.cached-shared[r.conv]) / w.prevCtx)
 			}
@@ -162,30 +166,36 @@ func (p *Pass) Result(o Options) *Result {
 		res.Basis = BasisTTFT
 		for k := range rows {
 			w := &rows[k]
-			if math.IsNaN(w.ttftMs) || w.prevCtx <= 0 {
+			r := &p.reqs[w.i]
+			if r.ttft < 0 || w.prevCtx <= 0 {
 				continue
 			}
-			miss := res.Fit.BaseMs + res.Fit.PerTokenMs*float64(p.reqs[w.i].prompt)
-			w.share = clamp01((miss - w.ttftMs) / (res.Fit.PerTokenMs * w.prevCtx))
+			miss := res.Fit.BaseMs + res.Fit.PerTokenMs*float64(r.prompt)
+			w.share = clamp01((miss - r.ttftMs()) / (res.Fit.PerTokenMs * w.prevCtx))
 		}
 	}
+	var local []float64 // the local tier's part of each row's share
 	if res.Basis == BasisCachedTokens && o.Tiers != nil {
-		res.Tiers = p.tiers(o.Tiers, reuses, rows)
+		res.Tiers, local = p.tiers(o.Tiers, reuses, rows)
 	}
-	res.Profile = tokenProfile(rows)
-	res.ProfileSeconds = secondsProfile(rows)
+	// The two profiles and the capacity fits only read: on goroutines of
+	// their own.
+	pr := profiler{p.reqs, rows, local}
+	var wg sync.WaitGroup
+	wg.Go(func() { res.Profile = pr.tokens() })
+	wg.Go(func() { res.ProfileSeconds = pr.seconds() })
+	defer wg.Wait()
 	if res.Basis != "" {
-		tok, conv := make([]point, 0, len(rows)), make([]point, 0, len(rows))
-		for _, w := range rows {
-			if !math.IsNaN(w.share) {
-				tok = append(tok, point{float64(w.tokens) + w.prevCtx/2, w.share})
-				conv = append(conv, point{float64(w.convs) + 0.5, w.share})
-			}
-		}
-		if c, ok := capacity(tok); ok {
+		if c, ok := capacityAt(len(rows), func(k int) (point, bool) {
+			w := &rows[k]
+			return point{float64(w.tokens) + w.prevCtx/2, w.share}, !math.IsNaN(w.share)
+		}); ok {
 			res.CapacityTokens = &c
 		}
-		if c, ok := capacity(conv); ok {
+		if c, ok := capacityAt(len(rows), func(k int) (point, bool) {
+			w := &rows[k]
+			return point{float64(w.convs) + 0.5, w.share}, !math.IsNaN(w.share)
+		}); ok {
 			res.CapacityConversations = &c
 		}
 		if res.CapacityTokens == nil && res.Note == "" {
@@ -199,8 +209,8 @@ func (p *Pass) Result(o Options) *Result {
 // others: the cached tokens of its first request, when that request is
 // turn 0 (nothing of the conversation itself can be cached then).
 func (p *Pass) sharedPrefixes() []int32 {
-	shared := make([]int32, len(p.convs))
-	first := make([]int64, len(p.convs))
+	shared := make([]int32, int(p.nconv))
+	first := make([]int64, int(p.nconv))
 	for c := range first {
 		first[c] = math.MaxInt64
 	}
@@ -220,12 +230,11 @@ func (p *Pass) sharedPrefixes() []int32 {
 
 func clamp01(x float64) float64 { return max(0, min(1, x)) }
 
-func ptr(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return &x
-}
+// median is the median of xs (reordered).
+func median(xs []float64) float64 { return stats.QuantileSelect(xs, 0.5) }
+
+// ptr is stats.Finite: the figure, or nil (JSON null) when undefined.
+func ptr(x float64) *float64 { return stats.Finite(x) }
 
 // grid is a bucket width of m × 10^e.
 type grid struct {
@@ -269,8 +278,17 @@ func cut(q99 float64, target int, integer bool) (g grid, n int) {
 	return g, int(q99/g.edge(1)) + 1
 }
 
-// tokenProfile buckets the rows by reuse distance in tokens.
-func tokenProfile(rows []row) []TokenBucket {
+// profiler builds the profiles of rows: their requests, and the local
+// tier's part of each row's share (nil without tiers).
+type profiler struct {
+	reqs  []req
+	rows  []row
+	local []float64
+}
+
+// tokens buckets the rows by reuse distance in tokens.
+func (pr profiler) tokens() []TokenBucket {
+	rows := pr.rows
 	if len(rows) == 0 {
 		return []TokenBucket{}
 	}
@@ -278,7 +296,7 @@ func tokenProfile(rows []row) []TokenBucket {
 	for k, w := range rows {
 		xs[k] = float64(w.tokens)
 	}
-	g, n := cut(quantileOf(slices.Clone(xs), 0.99), bucketsFor(len(xs)), true)
+	g, n := cut(stats.QuantileSelect(slices.Clone(xs), 0.99), bucketsFor(len(xs)), true)
 	groups := group(xs, g.edge(1), n)
 	out := make([]TokenBucket, 0, n)
 	scratch := make([]float64, len(rows))
@@ -297,14 +315,15 @@ func tokenProfile(rows []row) []TokenBucket {
 			SecondsP50:           ptr(medianOf(scratch, rows, idx, func(w *row) float64 { return w.secs })),
 			ConversationsP50:     medianOf(scratch, rows, idx, func(w *row) float64 { return float64(w.convs) }),
 			PrevContextTokensP50: medianOf(scratch, rows, idx, func(w *row) float64 { return w.prevCtx }),
-			Cell:                 cell(scratch, rows, idx),
+			Cell:                 pr.cell(scratch, idx),
 		})
 	}
 	return out
 }
 
-// secondsProfile buckets the rows by idle seconds.
-func secondsProfile(rows []row) []SecondsBucket {
+// seconds buckets the rows by idle seconds.
+func (pr profiler) seconds() []SecondsBucket {
+	rows := pr.rows
 	if len(rows) == 0 {
 		return []SecondsBucket{}
 	}
@@ -312,7 +331,7 @@ func secondsProfile(rows []row) []SecondsBucket {
 	for k, w := range rows {
 		xs[k] = max(0, w.secs)
 	}
-	g, n := cut(quantileOf(slices.Clone(xs), 0.99), bucketsFor(len(xs)), false)
+	g, n := cut(stats.QuantileSelect(slices.Clone(xs), 0.99), bucketsFor(len(xs)), false)
 	groups := group(xs, g.edge(1), n)
 	out := make([]SecondsBucket, 0, n)
 	scratch := make([]float64, len(rows))
@@ -328,7 +347,7 @@ func secondsProfile(rows []row) []SecondsBucket {
 		}
 		out = append(out, SecondsBucket{Lo: g.edge(b), Hi: hi,
 			TokensP50: medianOf(scratch, rows, idx, func(w *row) float64 { return float64(w.tokens) }),
-			Cell:      cell(scratch, rows, idx)})
+			Cell:      pr.cell(scratch, idx)})
 	}
 	return out
 }
@@ -370,26 +389,28 @@ func medianOf(scratch []float64, rows []row, idx []int32, f func(*row) float64) 
 }
 
 // cell computes the figures of the rows idx, using scratch.
-func cell(scratch []float64, rows []row, idx []int32) Cell {
+func (pr profiler) cell(scratch []float64, idx []int32) Cell {
 	c := Cell{Requests: len(idx)}
 	var shareSum, shareN, localSum, extSum, tierN, ttftSum, uncachedSum float64
 	ttfts := scratch[:0]
 	for _, k := range idx {
-		w := &rows[k]
+		w := &pr.rows[k]
 		if !math.IsNaN(w.share) {
 			shareSum += w.share
 			shareN++
 		}
-		if !math.IsNaN(w.local) {
-			localSum += w.local
-			extSum += w.external
+		if pr.local != nil && !math.IsNaN(pr.local[k]) {
+			localSum += pr.local[k]
+			extSum += w.share - pr.local[k]
 			tierN++
 		}
-		if !math.IsNaN(w.ttftMs) {
-			ttfts = append(ttfts, w.ttftMs)
-			if !math.IsNaN(w.uncached) {
-				ttftSum += w.ttftMs
-				uncachedSum += w.uncached
+		r := &pr.reqs[w.i]
+		if r.ttft >= 0 {
+			ms := r.ttftMs()
+			ttfts = append(ttfts, ms)
+			if r.cached >= 0 {
+				ttftSum += ms
+				uncachedSum += float64(r.prompt - r.cached)
 			}
 		}
 	}

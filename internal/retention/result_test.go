@@ -243,7 +243,7 @@ func TestTiers(t *testing.T) {
 		p.Add(&recs[i], true)
 	}
 	shared := p.sharedPrefixes()
-	reuses := distances(p.reqs, len(p.convs), shared)
+	reuses := distances(p.reqs, int(p.nconv), shared)
 	pos := map[int32]float64{}
 	for _, u := range reuses {
 		pos[u.i] = float64(u.tokens) + float64(p.reqs[u.prev].ctx)/2
@@ -296,34 +296,6 @@ func TestAddIgnores(t *testing.T) {
 	p.Add(&record.Record{ConversationID: "a"}, false)
 	if p.Len() != 1 {
 		t.Errorf("%d requests kept, want 1", p.Len())
-	}
-}
-
-func TestQuantileOf(t *testing.T) {
-	t.Parallel()
-	rng := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{1, 2, 3, 10, 101, 1000} {
-		for _, distinct := range []int{1, 3, 1000} {
-			xs := make([]float64, n)
-			for k := range xs {
-				xs[k] = float64(rng.IntN(distinct))
-			}
-			sorted := slices.Sorted(slices.Values(xs))
-			for _, p := range []float64{0, 0.25, 0.5, 0.99, 1} {
-				h := float64(n-1) * p
-				lo := int(h)
-				want := sorted[lo]
-				if lo < n-1 {
-					want += (h - float64(lo)) * (sorted[lo+1] - sorted[lo])
-				}
-				if got := quantileOf(slices.Clone(xs), p); got != want {
-					t.Errorf("n %d distinct %d p %v: %v, want %v", n, distinct, p, got, want)
-				}
-			}
-		}
-	}
-	if !math.IsNaN(quantileOf(nil, 0.5)) {
-		t.Error("quantile of nothing is not NaN")
 	}
 }
 

@@ -42,12 +42,13 @@ type StageTiers struct {
 }
 
 // tiers attributes every request's cached tokens to the two tiers and
-// fills rows' local and external shares. The metrics only say how many
+// returns, with the Tiers, the local tier's part of each row's share (NaN
+// when the row's hits could not be attributed; the rest is external). The metrics only say how many
 // hits of each tier an interval had, so within an interval the requests
 // that started in it are taken in order of reuse distance, and the local
 // tier's part of their cached tokens goes to the nearest ones: an LRU
 // hierarchy keeps the most recently used blocks in the first tier.
-func (p *Pass) tiers(ivs []TierInterval, reuses []reuse, rows []row) *Tiers {
+func (p *Pass) tiers(ivs []TierInterval, reuses []reuse, rows []row) (*Tiers, []float64) {
 	t := &Tiers{}
 	ivs = slices.Clone(ivs)
 	slices.SortFunc(ivs, func(a, b TierInterval) int { return cmp.Compare(a.End, b.End) })
@@ -91,24 +92,25 @@ func (p *Pass) tiers(ivs []TierInterval, reuses []reuse, rows []row) *Tiers {
 			budget -= l
 		}
 	}
+	shares := make([]float64, len(rows)) // the local tier's part of each row's share
 	var lpts, tpts []point
 	for k := range rows {
 		w := &rows[k]
 		c := p.reqs[w.i].cached
+		shares[k] = math.NaN()
 		if math.IsNaN(w.share) {
 			continue
 		}
 		switch {
 		case c == 0:
-			w.local, w.external = 0, 0
+			shares[k] = 0
 		case !math.IsNaN(local[w.i]):
-			w.local = w.share * local[w.i] / float64(c)
-			w.external = w.share - w.local
+			shares[k] = w.share * local[w.i] / float64(c)
 		default:
 			continue
 		}
 		x := float64(w.tokens) + w.prevCtx/2
-		lpts = append(lpts, point{x, w.local})
+		lpts = append(lpts, point{x, shares[k]})
 		tpts = append(tpts, point{x, w.share})
 	}
 	if c, ok := capacity(lpts); ok {
@@ -118,7 +120,7 @@ func (p *Pass) tiers(ivs []TierInterval, reuses []reuse, rows []row) *Tiers {
 		t.TotalCapacityTokens = &c
 	}
 	t.Stages = p.stageTiers(ivs)
-	return t
+	return t, shares
 }
 
 // stageTiers splits the intervals' hits over the stages' windows.

@@ -102,6 +102,15 @@ func (n Num) MarshalJSON() ([]byte, error) {
 	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
 }
 
+// Finite returns a pointer to x, or nil when x is NaN or infinite: an
+// optional figure, null in JSON and a gap in a chart.
+func Finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
 // NamedDescription is one row of a describe table.
 type NamedDescription struct {
 	Name string

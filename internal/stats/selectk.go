@@ -1,12 +1,12 @@
-package retention
+package stats
 
 import "math"
 
-// quantileOf returns the p-quantile of xs by linear interpolation between
-// order statistics (pandas' default), NaN when empty. It reorders xs: a
-// selection in expected linear time, not a sort, since a profile needs a
-// few order statistics of each bucket.
-func quantileOf(xs []float64, p float64) float64 {
+// QuantileSelect returns Quantile(xs sorted, p) without sorting: it
+// reorders xs by a selection in expected linear time, for when a few
+// order statistics of many small sets are wanted (the medians of a
+// profile's buckets).
+func QuantileSelect(xs []float64, p float64) float64 {
 	n := len(xs)
 	if n == 0 {
 		return math.NaN()
@@ -24,9 +24,6 @@ func quantileOf(xs []float64, p float64) float64 {
 	}
 	return x0 + (h-float64(lo))*(x1-x0)
 }
-
-// median is quantileOf(xs, 0.5).
-func median(xs []float64) float64 { return quantileOf(xs, 0.5) }
 
 // selectK reorders xs so that xs[k] is the k-th smallest, everything
 // before it no larger and everything after it no smaller, and returns it:
