@@ -68,14 +68,14 @@ fi
 # Go benchmarks of the hot paths: SSE chunk parse and the client (replay),
 # record encode/decode (record), conversation decode (conv), tokenizer
 # encode (tokenize), quantiles and aggregation (stats), simulator (sim).
-pkgs=(./internal/replay ./internal/record ./internal/conv ./internal/tokenize ./internal/stats ./internal/mtstats ./internal/sim)
+pkgs=(./internal/replay ./internal/replay/openai ./internal/record ./internal/conv ./internal/tokenize ./internal/stats ./internal/mtstats ./internal/sim)
 benchtime=1s
 filter=.
 if [[ $smoke == 1 ]]; then
   # Smoke: each benchmark once, only the client's own packages (compiling
   # every package's test binary would take most of CI's budget).
   benchtime=1x
-  pkgs=(./internal/replay ./internal/record)
+  pkgs=(./internal/replay ./internal/replay/openai ./internal/record)
 fi
 echo >&2
 echo "bench.sh: go test -run '^\$' -bench $filter -benchmem -benchtime $benchtime ${pkgs[*]}" >&2

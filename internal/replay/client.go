@@ -16,6 +16,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/httpwire"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/replay/openai"
 )
 
 // client sends requests to one OpenAI-compatible server.
@@ -175,7 +176,7 @@ func (c *client) models(ctx context.Context, timeout time.Duration) ([]ModelInfo
 // attempt is the outcome of one HTTP request.
 type attempt struct {
 	Start      time.Time
-	Resp       *response
+	Resp       *openai.Response
 	Status     int
 	Err        error
 	Class      string
@@ -191,7 +192,7 @@ type attempt struct {
 // route (nil: none). hint is the request's max_tokens (0: none), how
 // many chunks the answer may stream.
 func (c *client) do(ctx context.Context, body []byte, session http.Header, timeout time.Duration, hint int) *attempt {
-	a := &attempt{Resp: &response{hint: hint}}
+	a := &attempt{Resp: openai.NewResponse(hint)}
 	deadline := time.Now().Add(timeout)
 	head, useWire := c.wireFor(session)
 	var req *http.Request
@@ -235,7 +236,7 @@ func (c *client) do(ctx context.Context, body []byte, session http.Header, timeo
 	defer func() {
 		// Drain a finished response so the connection is reused, but not
 		// the rest of a broken stream: that would wait for the server.
-		if !errors.Is(a.Err, errStream) {
+		if !errors.Is(a.Err, openai.ErrStream) {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		}
 		resp.Body.Close()
@@ -253,16 +254,16 @@ func (c *client) do(ctx context.Context, body []byte, session http.Header, timeo
 		return a
 	}
 	if c.stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		err = readStream(resp.Body, a.Resp, time.Now)
+		err = openai.ReadStream(resp.Body, a.Resp, time.Now)
 	} else {
 		var b []byte
 		b, err = io.ReadAll(resp.Body)
 		now := time.Now()
 		a.Resp.End = now
 		if err == nil {
-			err = a.Resp.apply(bytes.TrimSpace(b), now, false)
+			err = a.Resp.Apply(bytes.TrimSpace(b), now, false)
 			if err == nil {
-				a.Resp.Extra = topLevelExtras(b, a.Resp.Extra)
+				a.Resp.Extra = openai.TopLevelExtras(b, a.Resp.Extra)
 			}
 		}
 	}
@@ -272,43 +273,12 @@ func (c *client) do(ctx context.Context, body []byte, session http.Header, timeo
 	if err != nil {
 		a.Err = err
 		a.Class = classify(ctx, deadline, err)
-		if errors.Is(err, errStream) || a.Class == record.ErrConnect {
+		if errors.Is(err, openai.ErrStream) || a.Class == record.ErrConnect {
 			// The headers came: a body cut short is a truncated stream.
 			a.Class = record.ErrStream
 		}
 	}
 	return a
-}
-
-// knownTopLevel are the response fields of the OpenAI schema (and the
-// simulator's own); any other top-level field is kept as a server extra.
-var knownTopLevel = map[string]bool{
-	"id": true, "object": true, "created": true, "model": true, "choices": true,
-	"usage": true, "system_fingerprint": true, "service_tier": true,
-	"prompt_logprobs": true, "kv_transfer_params": true, "sim_sent_ns": true,
-}
-
-// topLevelExtras returns the non-standard top-level fields of a whole
-// (non-streamed) response, merged with what was found already.
-func topLevelExtras(body []byte, have json.RawMessage) json.RawMessage {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return have
-	}
-	extra := map[string]json.RawMessage{}
-	if len(have) > 0 {
-		json.Unmarshal(have, &extra)
-	}
-	for k, v := range m {
-		if !knownTopLevel[k] && string(v) != "null" {
-			extra[k] = v
-		}
-	}
-	if len(extra) == 0 {
-		return nil
-	}
-	b, _ := json.Marshal(extra)
-	return b
 }
 
 func snippet(b []byte) string {
@@ -317,7 +287,7 @@ func snippet(b []byte) string {
 		Error json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(b, &e) == nil && len(e.Error) > 0 {
-		var ae apiError
+		var ae openai.APIError
 		if json.Unmarshal(e.Error, &ae) == nil && ae.Message != "" {
 			s = ae.Message
 		} else {

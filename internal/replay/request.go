@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/replay/openai"
 )
 
 // API selects the endpoint.
@@ -233,7 +234,7 @@ func (w *bodyWriter) messages(msgs []conv.Message, enc []json.RawMessage) {
 // encoding/json itself.
 func appendString(b []byte, s string) []byte {
 	for i := range len(s) {
-		if c := s[i]; !plainASCII[c] || c == '<' || c == '>' || c == '&' {
+		if c := s[i]; !openai.PlainASCII[c] || c == '<' || c == '>' || c == '&' {
 			q, _ := json.Marshal(s) // a string always encodes
 			return append(b, q...)
 		}

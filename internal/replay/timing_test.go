@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/replay/openai"
 	"github.com/mtkit/mtkit/internal/sim"
 )
 
@@ -149,8 +150,8 @@ func receiveDelays(url string) ([]time.Duration, error) {
 		return nil, err
 	}
 	var raw bytes.Buffer
-	resp := &response{}
-	err = readStream(io.TeeReader(hr.Body, &raw), resp, time.Now)
+	resp := &openai.Response{}
+	err = openai.ReadStream(io.TeeReader(hr.Body, &raw), resp, time.Now)
 	hr.Body.Close()
 	if err != nil {
 		return nil, err

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/convert"
+	"github.com/mtkit/mtkit/internal/replay/openai"
 	"github.com/mtkit/mtkit/internal/sim"
 )
 
@@ -153,9 +153,9 @@ func TestToolCallDeltasAreTimed(t *testing.T) {
 		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"w\": 5}"}}]}}]}`,
 		`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
 	}
-	var resp response
+	var resp openai.Response
 	for i, c := range chunks {
-		if err := resp.apply([]byte(c), t0.Add(time.Duration(i)*time.Millisecond), true); err != nil {
+		if err := resp.Apply([]byte(c), t0.Add(time.Duration(i)*time.Millisecond), true); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/replay/openai"
 	"github.com/mtkit/mtkit/internal/schedule"
 )
 
@@ -162,9 +163,9 @@ func (r *runner) runTurn(s *session, req *request) {
 		if o.KeepReasoning && len(c.Reasoning) > 0 {
 			live = string(c.Reasoning) + live
 		}
-		if c.counted && (o.KeepReasoning || len(c.Reasoning) == 0) {
+		if c.Counted && (o.KeepReasoning || len(c.Reasoning) == 0) {
 			// The record's count is of the same text.
-			liveTokens = c.tokens
+			liveTokens = c.Tokens
 		}
 	}
 	answer := t.answer(live)
@@ -194,7 +195,7 @@ func (r *runner) backoff(attempt int, after time.Duration) bool {
 func (r *runner) records(s *session, t turnSpec, a *attempt, info *turnInfo) []*record.Record {
 	choices := a.Resp.Choices
 	if len(choices) == 0 {
-		choices = []*choiceResult{{}}
+		choices = []*openai.Choice{{}}
 	}
 	out := make([]*record.Record, 0, len(choices))
 	for i, c := range choices {
@@ -260,10 +261,10 @@ func (r *runner) records(s *session, t turnSpec, a *attempt, info *turnInfo) []*
 			}
 		}
 		if r.o.Tokenizer != nil && (len(c.Content) > 0 || len(c.Reasoning) > 0) {
-			if !c.counted {
-				c.tokens, c.counted = r.o.Tokenizer.Count(string(c.Reasoning)+string(c.Content)), true
+			if !c.Counted {
+				c.Tokens, c.Counted = r.o.Tokenizer.Count(string(c.Reasoning)+string(c.Content)), true
 			}
-			rec.ClientCompletionTokens = int64(c.tokens)
+			rec.ClientCompletionTokens = int64(c.Tokens)
 		}
 		tokens := int64(c.Chunks)
 		if len(choices) == 1 && rec.CompletionTokens != nil {

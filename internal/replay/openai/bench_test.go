@@ -1,23 +1,16 @@
-package replay
+package openai
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mtkit/mtkit/internal/conv"
-	"github.com/mtkit/mtkit/internal/record"
-	"github.com/mtkit/mtkit/internal/sim"
-	"github.com/mtkit/mtkit/internal/source"
 )
 
 // sseBody renders a stream of n token chunks the way internal/sim sends
@@ -75,8 +68,8 @@ func BenchmarkReadStream(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				resp := response{hint: tc.hint}
-				if err := readStream(bytes.NewReader(body), &resp, time.Now); err != nil {
+				resp := Response{hint: tc.hint}
+				if err := ReadStream(bytes.NewReader(body), &resp, time.Now); err != nil {
 					b.Fatal(err)
 				}
 				if resp.Choices[0].Chunks != n {
@@ -108,8 +101,8 @@ func BenchmarkReadStreamBody(b *testing.B) {
 		br := bufio.NewReaderSize(nil, 32<<10)
 		for b.Loop() {
 			br.Reset(&limitedReads{r: bytes.NewReader(in), max: 4 << 10})
-			resp := response{hint: n}
-			if err := readStream(body(br), &resp, time.Now); err != nil {
+			resp := Response{hint: n}
+			if err := ReadStream(body(br), &resp, time.Now); err != nil {
 				b.Fatal(err)
 			}
 			if resp.Choices[0].Chunks != n {
@@ -147,73 +140,16 @@ func BenchmarkApplyChunk(b *testing.B) {
 	chunk := []byte(`{"id":"chatcmpl-0123456789abcdef","object":"chat.completion.chunk","created":1700000000,"model":"mtkit-sim","choices":[{"index":0,"delta":{"content":" fox"},"logprobs":null,"finish_reason":null}],"sim_sent_ns":1700000000000000000}`)
 	now := time.Now()
 	b.ReportAllocs()
-	var resp response
+	var resp Response
 	for i := 0; b.Loop(); i++ {
 		if i%1000 == 0 {
-			resp = response{}
+			resp = Response{}
 		}
-		if err := resp.apply(chunk, now, true); err != nil {
+		if err := resp.Apply(chunk, now, true); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
-
-// BenchmarkRunSim measures the whole client (replay.Run with records
-// discarded) against the zero-latency simulator over loopback, client
-// and server in one process: ns per streamed chunk of both together.
-func BenchmarkRunSim(b *testing.B) {
-	srv, err := sim.Start(context.Background(), sim.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	for _, tc := range []struct {
-		name    string
-		clients int
-		tokens  int
-	}{
-		{"turns_c16_t4", 16, 4},
-		{"chunks_c8_t1000", 8, 1000},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			convs := make([]conv.Conversation, tc.clients)
-			for i := range convs {
-				convs[i] = conv.Conversation{ID: fmt.Sprint("c", i), Messages: []conv.Message{
-					{Role: conv.RoleUser, Content: "hello there, how are you"},
-					{Role: conv.RoleAssistant, Content: "ok", OutputTokens: tc.tokens},
-				}}
-			}
-			o := Options{URL: srv.URL, Model: sim.DefaultModel, MaxModelLen: 1 << 20, Stream: true, IncludeUsage: true,
-				Clients: tc.clients, Loop: true, Think: func(time.Duration, *rand.Rand) time.Duration { return 0 }}
-			var sink countRecords
-			b.ReportAllocs()
-			b.ResetTimer()
-			o.MaxRequests = max(b.N, tc.clients)
-			if _, err := Run(context.Background(), context.Background(), o, source.Slice(convs), Sink{Records: &sink}); err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			if sink.failed > 0 {
-				b.Fatalf("%d failed requests", sink.failed)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(max(sink.chunks, 1)), "ns/chunk")
-		})
-	}
-}
-
-// countRecords is a record sink that only counts.
-type countRecords struct{ n, chunks, failed int }
-
-func (c *countRecords) Encode(r *record.Record) error {
-	c.n++
-	c.chunks += r.Chunks
-	if !r.OK() {
-		c.failed++
-	}
-	return nil
-}
-func (c *countRecords) Flush() error { return nil }
-func (c *countRecords) Close() error { return nil }
 
 // FuzzParseFastChunk checks that the reflection-free chunk parser agrees
 // with encoding/json whenever it accepts a chunk.
@@ -324,8 +260,8 @@ func TestParseFastSkipped(t *testing.T) {
 func sameAsJSON(t *testing.T, data []byte) {
 	t.Helper()
 	now := time.Unix(1, 0)
-	var fast, slow response
-	if err := fast.apply(data, now, true); err != nil {
+	var fast, slow Response
+	if err := fast.Apply(data, now, true); err != nil {
 		t.Fatalf("fast path accepted %q, apply failed: %v", data, err)
 	}
 	if err := slow.applyJSON(data, now, true); err != nil {

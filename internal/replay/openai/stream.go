@@ -1,4 +1,10 @@
-package replay
+// Package openai is the OpenAI wire protocol as mtrun reads it: the
+// streamed (server-sent events) and whole chat and completions answers,
+// parsed chunk by chunk into a Response (ReadStream), with a fast path
+// for the chunk shapes servers send and encoding/json for the rest, and
+// the non-standard top-level fields servers add (TopLevelExtras). The
+// replay package builds the requests and times the answers.
+package openai
 
 import (
 	"bufio"
@@ -15,8 +21,8 @@ import (
 	"unicode/utf8"
 )
 
-// choiceResult is what one choice of a response produced.
-type choiceResult struct {
+// Choice is what one choice of a response produced.
+type Choice struct {
 	Index        int
 	Content      []byte
 	Reasoning    []byte
@@ -29,22 +35,22 @@ type choiceResult struct {
 	ITL          []int64 // gaps between token-bearing chunks, ns
 	FinishReason string
 	Extra        json.RawMessage // per-choice server extras (e.g. kv_transfer_params)
-	// tokens is the client tokenizer's count of Reasoning+Content, once
+	// Tokens is the client tokenizer's count of Reasoning+Content, once
 	// counted (the record's client_completion_tokens; the history reuses it).
-	tokens  int
-	counted bool
+	Tokens  int
+	Counted bool
 }
 
 // token folds one delta into the choice; tool is the text of tool-call
 // deltas (an answer that calls a tool streams no content), timed as
 // content.
-func (c *choiceResult) token(now time.Time, content, reasoning, tool string) {
+func (c *Choice) token(now time.Time, content, reasoning, tool string) {
 	addToken(c, now, content, reasoning, tool)
 }
 
 // addToken is token for deltas held as strings (encoding/json) or as
 // slices of the chunk (the fast parser, which thus copies nothing twice).
-func addToken[S ~string | ~[]byte](c *choiceResult, now time.Time, content, reasoning, tool S) {
+func addToken[S ~string | ~[]byte](c *Choice, now time.Time, content, reasoning, tool S) {
 	if len(content) == 0 && len(reasoning) == 0 && len(tool) == 0 {
 		return
 	}
@@ -66,8 +72,8 @@ func addToken[S ~string | ~[]byte](c *choiceResult, now time.Time, content, reas
 	c.Content = append(c.Content, content...)
 }
 
-// usage is the OpenAI usage object.
-type usage struct {
+// Usage is the OpenAI usage object.
+type Usage struct {
 	PromptTokens            *int64             `json:"prompt_tokens"`
 	CompletionTokens        *int64             `json:"completion_tokens"`
 	PromptTokensDetails     *promptDetails     `json:"prompt_tokens_details"`
@@ -82,10 +88,10 @@ type completionDetails struct {
 	ReasoningTokens *int64 `json:"reasoning_tokens"`
 }
 
-// response is a parsed server response, streamed or not.
-type response struct {
-	Choices []*choiceResult
-	Usage   *usage
+// Response is a parsed server response, streamed or not.
+type Response struct {
+	Choices []*Choice
+	Usage   *Usage
 	Extra   json.RawMessage // top-level extras, JSON object
 	End     time.Time
 	// hint is how many token chunks the first choice is expected to
@@ -99,6 +105,10 @@ type response struct {
 	skipped []byte
 }
 
+// NewResponse returns an empty response to a request whose max_tokens
+// is hint (0: none).
+func NewResponse(hint int) *Response { return &Response{hint: hint} }
+
 // maxHint caps response.hint, so that a large max_tokens with a short
 // answer costs no large allocation.
 const maxHint = 4096
@@ -106,12 +116,12 @@ const maxHint = 4096
 // bytesPerToken is the content room allowed per hinted token.
 const bytesPerToken = 4
 
-func (r *response) choice(i int) *choiceResult {
+func (r *Response) choice(i int) *Choice {
 	if i < 0 || i > 1024 {
 		i = 0
 	}
 	for len(r.Choices) <= i {
-		c := &choiceResult{Index: len(r.Choices)}
+		c := &Choice{Index: len(r.Choices)}
 		if c.Index == 0 && r.hint > 1 {
 			n := min(r.hint, maxHint)
 			c.ITL = make([]int64, 0, n-1)
@@ -143,9 +153,9 @@ type chunk struct {
 		FinishReason     *string         `json:"finish_reason"`
 		KVTransferParams json.RawMessage `json:"kv_transfer_params"`
 	} `json:"choices"`
-	Usage            *usage          `json:"usage"`
+	Usage            *Usage          `json:"usage"`
 	KVTransferParams json.RawMessage `json:"kv_transfer_params"`
-	Error            *apiError       `json:"error"`
+	Error            *APIError       `json:"error"`
 }
 
 // toolCallDelta is the tool calls of a delta or message.
@@ -166,22 +176,22 @@ func (t toolCallDelta) text() string {
 	return b.String()
 }
 
-// apiError is an OpenAI-style error object.
-type apiError struct {
+// APIError is an OpenAI-style error object.
+type APIError struct {
 	Message string `json:"message"`
 	Type    string `json:"type"`
 	Code    any    `json:"code"`
 }
 
-// errStream marks a malformed or truncated stream.
-var errStream = errors.New("stream")
+// ErrStream marks a malformed or truncated stream.
+var ErrStream = errors.New("stream")
 
 var extraKey = []byte(`"kv_transfer_params"`)
 
-// apply folds one chunk, received at now, into the response. Streamed
+// Apply folds one chunk, received at now, into the response. Streamed
 // chunks of the common shape take a parser without reflection
 // (fastchunk); anything else goes through encoding/json.
-func (r *response) apply(data []byte, now time.Time, streaming bool) error {
+func (r *Response) Apply(data []byte, now time.Time, streaming bool) error {
 	if streaming {
 		var buf [4]fastChoice
 		if cs, u, ok := parseFast(data, buf[:0], &r.skipped); ok {
@@ -203,13 +213,13 @@ func (r *response) apply(data []byte, now time.Time, streaming bool) error {
 }
 
 // applyJSON is apply through encoding/json.
-func (r *response) applyJSON(data []byte, now time.Time, streaming bool) error {
+func (r *Response) applyJSON(data []byte, now time.Time, streaming bool) error {
 	var c chunk
 	if err := json.Unmarshal(data, &c); err != nil {
-		return fmt.Errorf("%w: bad chunk %.120q: %v", errStream, data, err)
+		return fmt.Errorf("%w: bad chunk %.120q: %v", ErrStream, data, err)
 	}
 	if c.Error != nil {
-		return fmt.Errorf("%w: server error in stream: %s", errStream, c.Error.Message)
+		return fmt.Errorf("%w: server error in stream: %s", ErrStream, c.Error.Message)
 	}
 	for i := range c.Choices {
 		ch := &c.Choices[i]
@@ -237,12 +247,12 @@ func (r *response) applyJSON(data []byte, now time.Time, streaming bool) error {
 	return nil
 }
 
-// readStream parses a server-sent-events body: "data:" lines (with or
+// ReadStream parses a server-sent-events body: "data:" lines (with or
 // without a space), multi-line events, ":" comments, "event:"/"id:" lines,
 // CRLF, lines of any length and the final "[DONE]". Each event is stamped
 // with the time its last line was read. It returns when the stream ends;
 // a stream that ends without [DONE] and without a finish reason is an error.
-func readStream(body io.Reader, resp *response, now func() time.Time) error {
+func ReadStream(body io.Reader, resp *Response, now func() time.Time) error {
 	br := readerPool.Get().(*bufio.Reader)
 	br.Reset(body)
 	defer func() {
@@ -270,7 +280,7 @@ func readStream(body io.Reader, resp *response, now func() time.Time) error {
 		if len(d) == 0 {
 			return nil
 		}
-		return resp.apply(d, t, true)
+		return resp.Apply(d, t, true)
 	}
 	// The clock is read for data lines, the end of the stream, and
 	// nothing else (not for the blank line after each event).
@@ -292,7 +302,7 @@ func readStream(body io.Reader, resp *response, now func() time.Time) error {
 				}
 				resp.End = end
 				if !done && !resp.finished() {
-					return fmt.Errorf("%w: ended without [DONE] or finish_reason", errStream)
+					return fmt.Errorf("%w: ended without [DONE] or finish_reason", ErrStream)
 				}
 				return nil
 			}
@@ -347,7 +357,7 @@ func readStream(body io.Reader, resp *response, now func() time.Time) error {
 var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
 
 // finished reports whether every choice got a finish reason.
-func (r *response) finished() bool {
+func (r *Response) finished() bool {
 	if len(r.Choices) == 0 {
 		return false
 	}
@@ -389,7 +399,7 @@ func join(a, b []byte) []byte {
 // that are not plain integers, duplicate or case-folded keys, more than
 // cap(out) choices, invalid JSON. The caller then uses encoding/json, so
 // the result is always the same as json.Unmarshal into chunk would give.
-func parseFastChunk(d []byte, out []fastChoice) (cs []fastChoice, u *usage, ok bool) {
+func parseFastChunk(d []byte, out []fastChoice) (cs []fastChoice, u *Usage, ok bool) {
 	return parseFast(d, out, nil)
 }
 
@@ -401,7 +411,7 @@ func parseFastChunk(d []byte, out []fastChoice) (cs []fastChoice, u *usage, ok b
 // with them parses as it would from its first byte. Servers repeat the
 // id, object, created and model of a stream in every chunk, about half
 // of its bytes.
-func parseFast(d []byte, out []fastChoice, skipped *[]byte) (cs []fastChoice, u *usage, ok bool) {
+func parseFast(d []byte, out []fastChoice, skipped *[]byte) (cs []fastChoice, u *Usage, ok bool) {
 	p := fastParser{d: d}
 	var seen [3]bool // choices, usage, error or kv_transfer_params
 	memo := skipped != nil
@@ -467,9 +477,9 @@ func parseFast(d []byte, out []fastChoice, skipped *[]byte) (cs []fastChoice, u 
 	}
 }
 
-// usage reads a usage object (nil for null): the token counts as plain
+// Usage reads a usage object (nil for null): the token counts as plain
 // integers or null, and the details objects (or null).
-func (p *fastParser) usage() (*usage, bool) {
+func (p *fastParser) usage() (*Usage, bool) {
 	if p.null() {
 		return nil, true
 	}
@@ -495,7 +505,7 @@ func (p *fastParser) usage() (*usage, bool) {
 // details its pointers point at, so that a usage object in every chunk
 // (continuous_usage_stats) costs one allocation, not one per field.
 type usageBlock struct {
-	u          usage
+	u          Usage
 	vals       [4]int64 // prompt, completion, cached, reasoning tokens
 	prompt     promptDetails
 	completion completionDetails
@@ -642,7 +652,7 @@ func (p *fastParser) strBytes() (s []byte, ascii, ok bool) {
 	}
 	for p.i < len(p.d) {
 		c := p.d[p.i]
-		if plainASCII[c] {
+		if PlainASCII[c] {
 			p.i++
 			continue
 		}
@@ -671,9 +681,9 @@ func special8(v uint64) bool {
 	return (v&highs)|((v-0x20*ones)&^v&highs)|zero(v^('"'*ones))|zero(v^('\\'*ones)) != 0
 }
 
-// plainASCII marks the bytes a string may hold as they are: printable
+// PlainASCII marks the bytes a string may hold as they are: printable
 // ASCII other than '"' and '\\'.
-var plainASCII = func() (t [256]bool) {
+var PlainASCII = func() (t [256]bool) {
 	for c := 0x20; c < 0x80; c++ {
 		t[c] = c != '"' && c != '\\'
 	}

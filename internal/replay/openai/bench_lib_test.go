@@ -1,4 +1,4 @@
-package replay
+package openai
 
 import (
 	stdjson "encoding/json"
@@ -24,7 +24,7 @@ var chunkLibs = []struct {
 		var buf [4]fastChoice
 		cs, _, ok := parseFastChunk(b, buf[:0])
 		if !ok || len(cs) != 1 {
-			return "", "", errStream
+			return "", "", ErrStream
 		}
 		return string(cs[0].content), string(cs[0].finish), nil
 	}},
@@ -42,7 +42,7 @@ func libDecode(unmarshal func([]byte, any) error) func(b []byte) (string, string
 			return "", "", err
 		}
 		if len(c.Choices) != 1 {
-			return "", "", errStream
+			return "", "", ErrStream
 		}
 		finish := ""
 		if f := c.Choices[0].FinishReason; f != nil {
@@ -73,13 +73,13 @@ func BenchmarkChunkJSON(b *testing.B) {
 	b.Run("apply", func(b *testing.B) {
 		b.ReportAllocs()
 		now := time.Now()
-		var resp response
+		var resp Response
 		cpu := cputime.Process()
 		for i := 0; b.Loop(); i++ {
 			if i%1000 == 0 {
-				resp = response{}
+				resp = Response{}
 			}
-			if err := resp.apply(benchChunk, now, true); err != nil {
+			if err := resp.Apply(benchChunk, now, true); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,4 +1,4 @@
-package replay
+package openai
 
 import (
 	"bytes"
@@ -118,12 +118,12 @@ func TestReadStream(t *testing.T) {
 			in: "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n" +
 				"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"}}]}\n\n",
 			want:    []wantChoice{{content: "ab", chunks: 2}},
-			wantErr: errStream,
+			wantErr: ErrStream,
 		},
 		{
 			name:    "empty body",
 			in:      "",
-			wantErr: errStream,
+			wantErr: ErrStream,
 		},
 		{
 			name: "truncated json line",
@@ -131,7 +131,7 @@ func TestReadStream(t *testing.T) {
 				"data: {\"choices\":[{\"index\":0,\"delta\":{\"cont\n\n" +
 				"data: [DONE]\n\n",
 			want:    []wantChoice{{content: "a", chunks: 1}},
-			wantErr: errStream,
+			wantErr: ErrStream,
 		},
 		{
 			name: "error object mid-stream",
@@ -139,7 +139,7 @@ func TestReadStream(t *testing.T) {
 				"data: {\"error\":{\"message\":\"engine died\",\"type\":\"server_error\",\"code\":500}}\n\n" +
 				"data: [DONE]\n\n",
 			want:    []wantChoice{{content: "a", chunks: 1}},
-			wantErr: errStream,
+			wantErr: ErrStream,
 		},
 		{
 			name: "reasoning_content and reasoning",
@@ -210,8 +210,8 @@ func TestReadStream(t *testing.T) {
 				{"whole", func(s string) io.Reader { return strings.NewReader(s) }},
 				{"bytewise", func(s string) io.Reader { return iotest.OneByteReader(strings.NewReader(s)) }},
 			} {
-				resp := &response{}
-				err := readStream(reader.r(tc.in), resp, fakeClock())
+				resp := &Response{}
+				err := ReadStream(reader.r(tc.in), resp, fakeClock())
 				switch {
 				case tc.wantErr == nil && err != nil:
 					t.Fatalf("%s: unexpected error %v", reader.name, err)
@@ -248,7 +248,7 @@ func TestReadStream(t *testing.T) {
 }
 
 // checkChoiceTiming checks the timing invariants of one choice.
-func checkChoiceTiming(t *testing.T, c *choiceResult) {
+func checkChoiceTiming(t *testing.T, c *Choice) {
 	t.Helper()
 	if c.Chunks == 0 {
 		if !c.FirstToken.IsZero() || len(c.ITL) != 0 {
@@ -291,8 +291,8 @@ func TestReadStreamReasoningTiming(t *testing.T) {
 	clock := fakeClock()
 	base := clock()
 	at := func(read int) time.Time { return base.Add(time.Duration(read) * time.Millisecond) }
-	resp := &response{}
-	if err := readStream(strings.NewReader(in), resp, clock); err != nil {
+	resp := &Response{}
+	if err := ReadStream(strings.NewReader(in), resp, clock); err != nil {
 		t.Fatal(err)
 	}
 	c := resp.Choices[0]
@@ -316,8 +316,8 @@ func TestReadStreamReadError(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("connection reset")
 	r := io.MultiReader(strings.NewReader("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n"), iotest.ErrReader(boom))
-	resp := &response{}
-	err := readStream(r, resp, fakeClock())
+	resp := &Response{}
+	err := ReadStream(r, resp, fakeClock())
 	if !errors.Is(err, boom) {
 		t.Fatalf("error %v, want %v", err, boom)
 	}
@@ -362,10 +362,10 @@ func TestApplyWhole(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			resp := &response{}
-			err := resp.apply([]byte(tc.body), time.Now(), false)
+			resp := &Response{}
+			err := resp.Apply([]byte(tc.body), time.Now(), false)
 			if tc.wantErr {
-				if !errors.Is(err, errStream) {
+				if !errors.Is(err, ErrStream) {
 					t.Fatalf("error %v, want a stream error", err)
 				}
 				return
@@ -392,7 +392,7 @@ func TestTopLevelExtras(t *testing.T) {
 		{`{"id":"x","foo":null,"bar":[1]}`, `{"kv_transfer_params":{"x":1}}`, `{"bar":[1],"kv_transfer_params":{"x":1}}`},
 		{`not json`, `{"a":1}`, `{"a":1}`},
 	} {
-		if got := string(topLevelExtras([]byte(tc.body), []byte(tc.have))); got != tc.want {
+		if got := string(TopLevelExtras([]byte(tc.body), []byte(tc.have))); got != tc.want {
 			t.Errorf("topLevelExtras(%s, %s) = %s, want %s", tc.body, tc.have, got, tc.want)
 		}
 	}
@@ -412,8 +412,8 @@ func FuzzReadStream(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		resp := &response{}
-		err := readStream(bytes.NewReader(in), resp, fakeClock())
+		resp := &Response{}
+		err := ReadStream(bytes.NewReader(in), resp, fakeClock())
 		if len(resp.Choices) > 1025 {
 			t.Fatalf("%d choices", len(resp.Choices))
 		}
@@ -444,7 +444,7 @@ func TestSpecial8(t *testing.T) {
 					b[i] = fill
 				}
 				b[pos] = byte(c)
-				if got, want := special8(binary.LittleEndian.Uint64(b[:])), !plainASCII[c]; got != want {
+				if got, want := special8(binary.LittleEndian.Uint64(b[:])), !PlainASCII[c]; got != want {
 					t.Fatalf("byte %#x at %d among %q: special %v, want %v", c, pos, fill, got, want)
 				}
 			}
@@ -458,7 +458,7 @@ func TestSpecial8(t *testing.T) {
 		}
 		want := false
 		for i := range 8 {
-			want = want || !plainASCII[byte(v>>(8*i))]
+			want = want || !PlainASCII[byte(v>>(8*i))]
 		}
 		if got := special8(v); got != want {
 			t.Fatalf("%#016x: special %v, want %v", v, got, want)
@@ -473,8 +473,8 @@ func TestReadStreamHint(t *testing.T) {
 	t.Parallel()
 	const n = 100
 	body := sseBody(n, false, false)
-	plain := &response{}
-	if err := readStream(bytes.NewReader(body), plain, fakeClock()); err != nil {
+	plain := &Response{}
+	if err := ReadStream(bytes.NewReader(body), plain, fakeClock()); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -488,8 +488,8 @@ func TestReadStreamHint(t *testing.T) {
 		{"capped", 1 << 30, maxHint - 1, maxHint * bytesPerToken},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := &response{hint: tc.hint}
-			if err := readStream(bytes.NewReader(body), resp, fakeClock()); err != nil {
+			resp := &Response{hint: tc.hint}
+			if err := ReadStream(bytes.NewReader(body), resp, fakeClock()); err != nil {
 				t.Fatal(err)
 			}
 			if len(resp.Choices) != len(plain.Choices) {
