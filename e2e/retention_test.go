@@ -33,7 +33,9 @@ import (
 // conversations. The policy says the later turns hit at distance 0 and miss
 // from distance 1 on, two slots notwithstanding: the TTFT-based profile
 // must step after 1 conversation. The engine's debug log, which names the
-// slot of each request, must show one slot used.
+// slot of each request, must show one slot used (it also shows each
+// request's reused inputs: the whole history at distance 0, the 28 tokens
+// every prompt shares beyond).
 //
 // (OLLAMA_MULTIUSER_CACHE=1 selects findBestCacheSlot, an LRU over the
 // slots that would keep 2 conversations; in v0.17.4 with this model its
@@ -109,20 +111,20 @@ func TestRetentionSlots(t *testing.T) {
 	}
 	t.Logf("%d slots, requests per slot %v: later turns' TTFT p50 by reuse distance in conversations {%s}",
 		slots, used, strings.Join(profile, ", "))
-	// A hit computes a few tokens, a miss the whole history (longer than
-	// the first turn's). Every request also pays Ollama's fixed cost (it
-	// re-reads the model's metadata), which grows with the machine's load,
-	// so the step is asked to be 1.5x, and each distance is placed against
-	// the cold first turns of its own run: a hit below half of them, a miss
-	// above 60 % of them.
+	// A hit computes a few tokens, a miss the whole history. Every request
+	// also pays Ollama's fixed cost (it re-reads the model's metadata),
+	// which grows with the machine's load, and a run's first turns pay more
+	// (one run: first turns 4.8 s, the later misses of the same prompt
+	// length 2.3 s), so the step is asked of the later turns alone: every
+	// miss at least twice the hit, and the hit below half of its run's
+	// first turns.
 	hits, misses := later[:capacity], later[capacity:]
-	if worst, best := slices.Max(hits), slices.Min(misses); best < 1.5*worst {
-		t.Errorf("no step after %d conversation: hits up to %.0f ms, misses from %.0f ms; want misses at least 1.5x the hits", capacity, worst, best)
+	if worst, best := slices.Max(hits), slices.Min(misses); best < 2*worst {
+		t.Errorf("no step after %d conversation: hits up to %.0f ms, misses from %.0f ms; want misses at least twice the hits", capacity, worst, best)
 	}
-	for d, x := range later {
-		if hit := d < capacity; hit && x > 0.5*cold[d] || !hit && x < 0.6*cold[d] {
-			t.Errorf("reuse distance %d conversations: TTFT p50 %.0f ms against the same run's cold first turns' %.0f ms; the policy says a %s",
-				d, x, cold[d], map[bool]string{true: "hit", false: "miss"}[hit])
+	for d, x := range hits {
+		if x > 0.5*cold[d] {
+			t.Errorf("reuse distance %d conversations: TTFT p50 %.0f ms against its run's cold first turns' %.0f ms; the policy says a hit", d, x, cold[d])
 		}
 	}
 }
