@@ -227,10 +227,9 @@ type engineOptions struct {
 	parallel int    // OLLAMA_NUM_PARALLEL
 	context  int    // OLLAMA_CONTEXT_LENGTH
 	create   bool   // create the model (once per models directory)
-	// multiUser sets OLLAMA_MULTIUSER_CACHE: the runner picks a cache
-	// slot by findBestCacheSlot (least recently used) instead of
-	// findLongestCacheSlot.
-	multiUser bool
+	// debug sets OLLAMA_DEBUG: the log names the cache slot each request
+	// loads ("loading cache slot") and how many of its inputs it reuses.
+	debug bool
 }
 
 // engine is one running `ollama serve` in its own process group.
@@ -359,8 +358,8 @@ func ollamaEnv(port int, dir string, o engineOptions) []string {
 			env = append(env, kv)
 		}
 	}
-	if o.multiUser {
-		env = append(env, "OLLAMA_MULTIUSER_CACHE=1")
+	if o.debug {
+		env = append(env, "OLLAMA_DEBUG=1")
 	}
 	return append(env,
 		"HOME="+dir, // Ollama writes its key pair under $HOME/.ollama

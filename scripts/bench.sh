@@ -81,6 +81,14 @@ echo >&2
 echo "bench.sh: go test -run '^\$' -bench $filter -benchmem -benchtime $benchtime ${pkgs[*]}" >&2
 go test -run '^$' -bench "$filter" -benchmem -benchtime "$benchtime" "${pkgs[@]}" | tee "$out/gobench.txt" |
   grep -E '^(Benchmark|ok|FAIL|---|pkg:)' || true
+# The JSON libraries mtkit does not use (sonic, segmentio) are compared in
+# a module of their own, bench/jsonlibs, on the same inputs (full runs
+# only: scripts/test.sh already compiles and tests it).
+if [[ $smoke == 0 ]]; then
+  echo "bench.sh: (cd bench/jsonlibs && go test -run '^\$' -bench . -benchmem -benchtime $benchtime)" >&2
+  (cd bench/jsonlibs && go test -run '^$' -bench . -benchmem -benchtime "$benchtime") | tee -a "$out/gobench.txt" |
+    grep -E '^(Benchmark|ok|FAIL|---|pkg:)' || true
+fi
 if grep -q -E '^(FAIL|--- FAIL)' "$out/gobench.txt"; then
   echo "bench.sh: a Go benchmark failed" >&2
   exit 1

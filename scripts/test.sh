@@ -3,7 +3,8 @@
 # fetches the tokenizer fixtures (npm, cached outside the repo), checks
 # formatting, vet, go mod tidy and staticcheck (staticcheck.conf), and
 # runs every unit test with the race detector, then the tests of the
-# Kubernetes manifests (deploy/kubernetes, a module of its own).
+# modules of their own: the Kubernetes manifests (deploy/kubernetes) and
+# the JSON library comparison (bench/jsonlibs).
 # The real-engine suite (scripts/e2e.sh) and benchmarks (scripts/bench.sh)
 # are separate, slower steps.
 set -euo pipefail
@@ -32,14 +33,20 @@ if [[ ! -x "$staticcheck_bin" ]]; then
 fi
 "$staticcheck_bin" ./...
 go test -race -timeout 20m "$@" ./...
-# deploy/kubernetes is a module of its own, so that the Kubernetes API
-# types its manifest tests decode into are not mtkit dependencies.
-(
-  cd deploy/kubernetes
-  if ! go mod tidy -diff >/dev/null 2>&1; then
-    echo "deploy/kubernetes: go mod tidy would change go.mod/go.sum" >&2
-    exit 1
-  fi
-  go vet ./...
-  go test -timeout 10m ./...
-)
+# deploy/kubernetes and bench/jsonlibs are modules of their own, so that
+# the Kubernetes API types the manifest tests decode into, and the JSON
+# libraries the benchmarks compare mtkit with (sonic, segmentio), are not
+# mtkit dependencies. bench/jsonlibs' tests check that the libraries agree
+# (and compile its benchmarks; scripts/bench.sh runs them).
+for mod in deploy/kubernetes bench/jsonlibs; do
+  (
+    cd "$mod"
+    if ! go mod tidy -diff >/dev/null 2>&1; then
+      echo "$mod: go mod tidy would change go.mod/go.sum" >&2
+      exit 1
+    fi
+    go vet ./...
+    "$staticcheck_bin" ./...
+    go test -timeout 10m ./...
+  )
+done

@@ -135,12 +135,6 @@ func TestInterrupt(t *testing.T) {
 	}
 }
 
-// TestDocsHelp keeps the --help output in docs/mtconvert.md current.
-func TestDocsHelp(t *testing.T) {
-	t.Parallel()
-	clitest.FileInDoc(t, "../../docs/mtconvert.md", "testdata/help.stdout")
-}
-
 // TestOptionsAfterFile checks that "mtconvert FILE -o OUT" writes every
 // conversation to OUT and nothing to stdout (it used to write them to
 // stdout and then fail on a file named "-o").

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -218,4 +219,62 @@ func TestConfigErrors(t *testing.T) {
 		t.Fatalf("--dry-run: exit %d: %s", got.code, got.stderr)
 	}
 	clitest.Golden(t, "testdata/config-dry-run.stdout", got.stdoutBytes)
+}
+
+// TestInferencePerfSweep runs the multi-turn example with its stages
+// replaced by a sweep (load.sweep) against a simulator whose answers take
+// half a second: the probe's 40 requests are recorded as warmup, then
+// the two generated stages (1 request a second, then the saturation
+// rate) with their stage loads.
+func TestInferencePerfSweep(t *testing.T) {
+	t.Parallel()
+	cfg, err := sim.ParseConfig("preset=zero,decode=10ms,model=HuggingFaceTB/SmolLM2-135M-Instruct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startSim(t, cfg)
+	orig, err := os.ReadFile(multiTurnExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(orig), "http://0.0.0.0:8000", srv.URL, 1)
+	text = strings.Replace(text, "  stages:\n  - rate: 20                      # Send all 20 users' requests per second\n    duration: 5\n",
+		"  interval: 0\n  sweep:\n    type: linear\n    num_requests: 40\n    timeout: 6\n    num_stages: 2\n    stage_duration: 2\n    saturation_percentile: 50\n", 1)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recPath := filepath.Join(dir, "records.jsonl")
+	got := mtrun(t, "", nil, "--config", path, "--records", recPath, "--no-metrics", "-q")
+	if got.code != 0 {
+		t.Fatalf("exit %d: %s", got.code, got.stderr)
+	}
+	if !strings.Contains(got.stderr, "mtrun: sweep: saturation ") {
+		t.Errorf("stderr %q: no saturation line", got.stderr)
+	}
+	data, err := os.ReadFile(recPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, loads := 0, map[int]string{}
+	counts := map[int]int{}
+	for _, r := range readRecords(t, data, recPath) {
+		if r.Phase == "warmup" {
+			probe++
+			continue
+		}
+		counts[r.Stage]++
+		loads[r.Stage] = r.StageLoad
+	}
+	if probe != 40 {
+		t.Errorf("%d probe (warmup) records, want the 40 of num_requests", probe)
+	}
+	if len(counts) != 2 || loads[1] != "requests=1" || counts[1] != 2 || !strings.HasPrefix(loads[2], "requests=") {
+		t.Fatalf("stages %v, loads %v; want stage 1 at 1/s for 2 s, stage 2 at the saturation rate", counts, loads)
+	}
+	rate, err := strconv.ParseFloat(strings.TrimPrefix(loads[2], "requests="), 64)
+	if err != nil || counts[2] != int(rate*2) {
+		t.Errorf("stage 2: %d requests at %s for 2 s", counts[2], loads[2])
+	}
 }

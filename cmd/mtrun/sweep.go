@@ -31,6 +31,9 @@ func (o *options) replayLoad(stop, abort context.Context, src source.Source, sin
 	if runStage == nil {
 		runStage = replay.Run
 	}
+	if p := o.cfg.plan; p != nil && p.Probe {
+		return o.sweepInferencePerf(stop, abort, src, sink, errw, runStage) // config.go
+	}
 	if sw == nil {
 		return runStage(stop, abort, o.replay, src, sink)
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +18,8 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"github.com/mtkit/mtkit/internal/mtstats"
+	"github.com/mtkit/mtkit/internal/report"
 	"github.com/mtkit/mtkit/internal/sim"
 )
 
@@ -380,5 +384,43 @@ func TestSummaryVerifyOutput(t *testing.T) {
 	}
 	if want := "mtrun: --verify-output: 6 of 6 answers differ from the dataset's (first: conversation conv-0, turn 0)\n"; !strings.Contains(got.stderr, want) {
 		t.Errorf("stderr %q lacks %q", got.stderr, want)
+	}
+}
+
+// TestConversationVocabulary: mtrun's summary and mtstats count the same
+// records' conversations with the same words and numbers (issue 23:
+// mtrun said "14 finished, 21 unfinished", mtstats "completed 35").
+func TestConversationVocabulary(t *testing.T) {
+	t.Parallel()
+	got := mtrun(t, convJSONL(6, 3, 4), nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--clients", "1", "--max-requests", "10")
+	if got.code != 0 {
+		t.Fatalf("exit %d: %s", got.code, got.stderr)
+	}
+	var started, finished, failed, abandoned, unfinished int
+	_, line, _ := strings.Cut(got.stderr, "conversations: ")
+	if _, err := fmt.Sscanf(line, "%d started, %d finished, %d failed, %d abandoned, %d unfinished", &started, &finished, &failed, &abandoned, &unfinished); err != nil {
+		t.Fatalf("summary %q: %v", got.stderr, err)
+	}
+	if unfinished == 0 || finished == 0 {
+		t.Fatalf("want finished and unfinished conversations: %q", got.stderr)
+	}
+	var out, errb bytes.Buffer
+	if err := mtstats.Run(context.Background(), mtstats.Options{Stdin: bytes.NewReader(got.stdoutBytes), Out: &out, Err: &errb, Format: report.FormatJSON}); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	var rep struct {
+		Summary struct {
+			Conversations struct {
+				Count                                   int
+				Finished, Failed, Abandoned, Unfinished *int
+			}
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Summary.Conversations
+	if c.Finished == nil || c.Count != started || *c.Finished != finished || *c.Failed != failed || *c.Abandoned != abandoned || *c.Unfinished != unfinished {
+		t.Errorf("mtstats: %+v; mtrun: %s", c, line)
 	}
 }

@@ -8,7 +8,8 @@ import (
 	"github.com/mtkit/mtkit/internal/command"
 )
 
-// TestReadmeHelp keeps the --help output in README.md current.
+// TestReadmeHelp keeps the --help output in README.md current (go test
+// -update puts it in, as it rewrites testdata/help.stdout).
 func TestReadmeHelp(t *testing.T) {
 	t.Parallel()
 	var out, errb bytes.Buffer

@@ -163,3 +163,38 @@ func TestBuffer(t *testing.T) {
 		t.Error("Bytes returned the buffer itself, not a copy")
 	}
 }
+
+// TestReplaceBlock: -update puts a tool's help into the one fenced block
+// that begins with its first two lines, and nowhere else.
+func TestReplaceBlock(t *testing.T) {
+	t.Parallel()
+	const help = "NAME:\n   mtx - does x\n\nOPTIONS:\n   --new  a new flag\n"
+	for _, tc := range []struct {
+		name, doc, want, err string
+	}{
+		{"replaced",
+			"# mtx\n\n```sh\nmtx --help\n```\n\n```\nNAME:\n   mtx - does x\n\nOPTIONS:\n   --old  gone\n```\nafter\n",
+			"# mtx\n\n```sh\nmtx --help\n```\n\n```\n" + help + "```\nafter\n", ""},
+		{"another tool's block untouched",
+			"```\nNAME:\n   mty - does y\n```\n```\nNAME:\n   mtx - does x\n```\n",
+			"```\nNAME:\n   mty - does y\n```\n```\n" + help + "```\n", ""},
+		{"no block", "```\nNAME:\n   mty - does y\n```\n", "", "0 fenced blocks"},
+		{"two blocks", "```\nNAME:\n   mtx - does x\n```\n```\nNAME:\n   mtx - does x\n```\n", "", "2 fenced blocks"},
+		{"not closed", "```\nNAME:\n   mtx - does x\n", "", "not closed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := replaceBlock([]byte(tc.doc), []byte(help))
+			switch {
+			case tc.err != "":
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("error %v, want %q", err, tc.err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case string(got) != tc.want:
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}

@@ -4,23 +4,18 @@ import (
 	"bytes"
 	stdjson "encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
-	"unicode/utf16"
-	"unicode/utf8"
 
-	"github.com/bytedance/sonic"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	goccy "github.com/goccy/go-json"
 	goccyjsontext "github.com/goccy/go-json/jsontext"
 	goccyv2 "github.com/goccy/go-json/v2"
+	"github.com/mtkit/mtkit/internal/convert/sharegpttest"
 	"github.com/mtkit/mtkit/internal/cputime"
-	segjson "github.com/segmentio/encoding/json"
 )
 
 // libShareGPT is a ShareGPT record as a JSON library decodes it: the id
@@ -58,9 +53,6 @@ var scanLibs = []struct {
 	{"goccy", libTexts(goccy.Unmarshal)},
 	{"std-v1", libTexts(stdjson.Unmarshal)},
 	{"json-v2", libTexts(func(b []byte, v any) error { return jsonv2.Unmarshal(b, v) })},
-	{"sonic", libTexts(sonic.Unmarshal)},
-	{"sonic-strict", libTexts(sonicStrict.Unmarshal)},
-	{"segmentio", libTexts(segjson.Unmarshal)},
 	{"jsontext", jsontextTexts},
 	{"goccy-v2", libTexts(goccyV2Unmarshal)},
 	{"goccy-v2-presence", func(b []byte) ([]string, error) {
@@ -161,11 +153,6 @@ func jsontextTexts(b []byte) ([]string, error) {
 	return texts, nil
 }
 
-// sonicStrict is sonic set as close to encoding/json as it goes: keys
-// matched case-sensitively (the converter's keys are exact), control
-// characters rejected, strings copied out of the input buffer.
-var sonicStrict = sonic.Config{CaseSensitive: true, ValidateString: true, CopyString: true}.Froze()
-
 // goccyV2Unmarshal decodes by goccy's encoding/json/v2 API: exact key
 // names, set to accept what v1 accepts (invalid UTF-8 replaced, duplicate
 // names).
@@ -219,77 +206,10 @@ func libTexts(unmarshal func([]byte, any) error) func(b []byte) ([]string, error
 // benchRecords returns generated ShareGPT records, one per element.
 func benchRecords(t testing.TB) [][]byte {
 	var buf bytes.Buffer
-	if _, err := genShareGPT(&buf, 1<<20, 3, false); err != nil {
+	if _, err := sharegpttest.Write(&buf, 1<<20, 3, false); err != nil {
 		t.Fatal(err)
 	}
-	return recordLines(buf.Bytes())
-}
-
-// recordLines splits JSONL into its non-empty lines.
-func recordLines(data []byte) [][]byte {
-	var recs [][]byte
-	for line := range bytes.Lines(data) {
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			recs = append(recs, line)
-		}
-	}
-	return recs
-}
-
-// nonASCIIRecords returns ShareGPT records with long texts that are mostly
-// not ASCII (Chinese with emoji, markdown and escaped quotes and newlines),
-// written as raw UTF-8 or, when escaped, with \uXXXX escapes as Python's
-// json.dump writes them (ShareGPT dumps come both ways).
-func nonASCIIRecords(t testing.TB, escaped bool) [][]byte {
-	rng := rand.New(rand.NewPCG(4, 4))
-	pieces := []string{"你好", "世界", "模型", "推理", "服务器", "请求", "数据", "😀", "🚀", "。", "，", "`code`", "\n", "\"quoted\"", " ", "é", "ü", "—"}
-	var recs [][]byte
-	for i := range 200 {
-		rec := map[string]any{"id": fmt.Sprintf("zh%d_0", i)}
-		var msgs []map[string]string
-		for m := range 2 + rng.IntN(8) {
-			var sb strings.Builder
-			for range 100 + rng.IntN(1500) {
-				sb.WriteString(pieces[rng.IntN(len(pieces))])
-			}
-			from := "human"
-			if m%2 == 1 {
-				from = "gpt"
-			}
-			msgs = append(msgs, map[string]string{"from": from, "value": sb.String()})
-		}
-		rec["conversations"] = msgs
-		var buf bytes.Buffer
-		enc := stdjson.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(rec); err != nil {
-			t.Fatal(err)
-		}
-		line := bytes.TrimSpace(buf.Bytes())
-		if escaped {
-			line = asciiEscape(line)
-		}
-		recs = append(recs, line)
-	}
-	return recs
-}
-
-// asciiEscape rewrites the non-ASCII characters of a JSON document as
-// \uXXXX escapes (surrogate pairs above U+FFFF).
-func asciiEscape(b []byte) []byte {
-	var out []byte
-	for _, r := range string(b) {
-		switch {
-		case r < utf8.RuneSelf:
-			out = append(out, byte(r))
-		case r > 0xFFFF:
-			r1, r2 := utf16.EncodeRune(r)
-			out = fmt.Appendf(out, "\\u%04x\\u%04x", r1, r2)
-		default:
-			out = fmt.Appendf(out, "\\u%04x", r)
-		}
-	}
-	return out
+	return sharegpttest.Lines(buf.Bytes())
 }
 
 // benchInputs are the record sets BenchmarkScanJSON decodes: generated
@@ -309,9 +229,9 @@ func benchInputs(t testing.TB) []struct {
 		recs [][]byte
 	}{
 		{"generated", benchRecords(t)},
-		{"non-ascii", nonASCIIRecords(t, false)},
-		{"non-ascii-escaped", nonASCIIRecords(t, true)},
-		{"real-quirks", recordLines(quirks)},
+		{"non-ascii", sharegpttest.NonASCII(false)},
+		{"non-ascii-escaped", sharegpttest.NonASCII(true)},
+		{"real-quirks", sharegpttest.Lines(quirks)},
 	}
 }
 
@@ -396,10 +316,10 @@ func TestStructDecodeCannotKeepRules(t *testing.T) {
 		in, twin  string
 		convError bool // the converter rejects in
 	}{
-		{"from null", sonicStrict.Unmarshal,
+		{"from null", goccy.Unmarshal,
 			`{"conversations":[{"from":null,"role":"user","value":"x"}]}`,
 			`{"conversations":[{"role":"user","value":"x"}]}`, true},
-		{"value null before content", sonicStrict.Unmarshal,
+		{"value null before content", goccyV2Unmarshal,
 			`{"conversations":[{"from":"human","value":null,"content":"x"}]}`,
 			`{"conversations":[{"from":"human","content":"x"}]}`, false},
 		{"goccy v2 from null", goccyV2Unmarshal,

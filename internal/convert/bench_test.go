@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/mtkit/mtkit/internal/convert/sharegpttest"
 )
 
 // BenchmarkConvert measures end-to-end conversion throughput (input MB/s)
@@ -20,7 +22,7 @@ func BenchmarkConvert(b *testing.B) {
 		array bool
 	}{{"sharegpt-array-16MB", true}, {"sharegpt-jsonl-16MB", false}} {
 		var buf bytes.Buffer
-		if _, err := genShareGPT(&buf, 16<<20, 1, tc.array); err != nil {
+		if _, err := sharegpttest.Write(&buf, 16<<20, 1, tc.array); err != nil {
 			b.Fatal(err)
 		}
 		data := buf.Bytes()
@@ -42,7 +44,7 @@ func BenchmarkConvert(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := genShareGPT(f, 650e6, 2, true); err != nil {
+	if _, err := sharegpttest.Write(f, 650e6, 2, true); err != nil {
 		b.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
@@ -91,7 +93,7 @@ func TestGenerateShareGPTFile(t *testing.T) {
 	if mb, err := strconv.Atoi(os.Getenv("MTCONVERT_GEN_MB")); err == nil && mb > 0 {
 		size = int64(mb) * 1e6
 	}
-	n, err := genShareGPT(f, size, 2, true)
+	n, err := sharegpttest.Write(f, size, 2, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/convert/sharegpttest"
 )
 
 // runResult is everything a run shows a user.
@@ -110,7 +111,7 @@ func messyJSONL() string {
 func generated(t *testing.T, size int64, array bool) string {
 	t.Helper()
 	var b bytes.Buffer
-	if _, err := genShareGPT(&b, size, 7, array); err != nil {
+	if _, err := sharegpttest.Write(&b, size, 7, array); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

@@ -52,6 +52,19 @@ type Load struct {
 	// then seeds from the clock).
 	BaseSeed       *int64
 	RequestTimeout time.Duration // 0: mtrun's default
+	// Sweep, when set, replaces Stages by stages generated from a probe
+	// of the server's saturation rate (sweep.go).
+	Sweep *Sweep
+}
+
+// Sweep is load.sweep, with inference-perf's defaults.
+type Sweep struct {
+	Geometric     bool
+	NumRequests   int
+	Timeout       time.Duration
+	NumStages     int
+	StageDuration time.Duration
+	Percentile    float64
 }
 
 // Stage is one load stage: Rate requests a second for Duration.
@@ -271,6 +284,31 @@ func (p *parser) value(path string, v *yaml.Node) error {
 				return err
 			}
 			c.Load.Stages = append(c.Load.Stages, st)
+		}
+	case "load.sweep":
+		c.Load.Sweep = &Sweep{NumRequests: 2000, Timeout: time.Minute, NumStages: 5, StageDuration: 180 * time.Second, Percentile: 95}
+		return p.walk(v, path)
+	case "load.sweep.type":
+		var t string
+		t, err = p.enum(path, v, "linear", "geometric")
+		c.Load.Sweep.Geometric = t == "geometric"
+	case "load.sweep.num_requests":
+		c.Load.Sweep.NumRequests, err = p.positive(path, v)
+	case "load.sweep.timeout":
+		c.Load.Sweep.Timeout, err = p.seconds(path, v, false)
+	case "load.sweep.num_stages":
+		c.Load.Sweep.NumStages, err = p.positive(path, v)
+		if err == nil && c.Load.Sweep.NumStages > 1000 {
+			err = p.errAt(v, path, "%d: at most 1000 stages", c.Load.Sweep.NumStages)
+		}
+	case "load.sweep.stage_duration":
+		var d int
+		d, err = p.positive(path, v)
+		c.Load.Sweep.StageDuration = time.Duration(d) * time.Second
+	case "load.sweep.saturation_percentile":
+		c.Load.Sweep.Percentile, err = p.float(path, v)
+		if err == nil && (c.Load.Sweep.Percentile < 0 || c.Load.Sweep.Percentile > 100) {
+			err = p.errAt(v, path, "%s: want a percentile from 0 to 100", v.Value)
 		}
 	case "load.num_workers":
 		c.Load.NumWorkers, err = p.positive(path, v)
@@ -515,7 +553,12 @@ func (p *parser) finish() error {
 	if c.HasServer && c.Server.BaseURL == "" {
 		return p.errAt(p.seen["server"], "server.base_url", "missing: inference-perf requires it in a server section")
 	}
-	if len(c.Load.Stages) == 0 {
+	if sw := c.Load.Sweep; sw != nil {
+		if _, ok := p.seen["load.sweep.type"]; !ok {
+			return p.errAt(p.seen["load.sweep"], "load.sweep.type", "missing: linear or geometric (inference-perf requires it)")
+		}
+		c.Load.Stages = nil // generated from the probe
+	} else if len(c.Load.Stages) == 0 {
 		n := p.seen["load"]
 		if n == nil {
 			return fmt.Errorf("%s: load.stages: missing; want at least one stage with rate and duration", p.file)

@@ -79,7 +79,8 @@ func TestErrors(t *testing.T) {
 	}{
 		{"unknown top key", base + "lod: 1\n", "f.yml:9: lod: not a key of inference-perf's config"},
 		{"unknown nested key", base + "    question_lenn: 3\n", "f.yml:9: data.shared_prefix.question_lenn: not a key"},
-		{"refused sweep", strings.Replace(base, "load:\n", "load:\n  sweep:\n    type: linear\n", 1), "f.yml:2: load.sweep: not supported by mtrun: inference-perf's saturation probe"},
+		{"sweep percentile", strings.Replace(base, "load:\n", "load:\n  sweep:\n    type: linear\n    saturation_percentile: 101\n", 1), "f.yml:4: load.sweep.saturation_percentile: 101: want a percentile"},
+		{"sweep type", strings.Replace(base, "load:\n", "load:\n  sweep:\n    type: log\n", 1), `f.yml:3: load.sweep.type: "log": want one of linear, geometric`},
 		{"refused data type", strings.Replace(base, "type: shared_prefix", "type: shareGPT", 1), `f.yml:6: data.type: "shareGPT": not supported by mtrun`},
 		{"concurrent", strings.Replace(base, "load:\n", "load:\n  type: concurrent\n", 1), "f.yml:2: load.type: concurrent: not supported"},
 		{"stage key", strings.Replace(base, "duration: 2", "duration: 2\n    num_requests: 4", 1), "f.yml:5: load.stages[0].num_requests: not supported by mtrun"},

@@ -41,6 +41,14 @@ type Plan struct {
 	ArrivalSeed, TextSeed uint64
 	// Tokenizer names the tokenizer the lengths are exact in.
 	Tokenizer string
+	// Stages are the stages planned: the file's, the sweep's probe, or
+	// the stages a sweep generated (Replan).
+	Stages []Stage
+	// Probe is set when the plan is a sweep's probe.
+	Probe bool
+
+	tok  synth.Tokenizer
+	seed uint64
 }
 
 // user is one user of the shared-prefix data: its group and lengths.
@@ -61,8 +69,28 @@ const (
 // tok, named tokName); seed seeds what the file does not (load.base_seed
 // for the arrival times, data.shared_prefix.seed for the lengths and
 // text; inference-perf draws those from the clock).
+//
+// With load.sweep, the plan is the sweep's probe; Replan plans the
+// stages generated from its saturation rate.
 func (c *Config) Plan(tok synth.Tokenizer, tokName string, seed uint64) (*Plan, error) {
-	p := &Plan{Config: c, ArrivalSeed: seed, TextSeed: seed, Tokenizer: tokName}
+	if c.Load.Sweep != nil {
+		p, err := c.planStages(tok, tokName, seed, []Stage{c.Load.Sweep.probeStage()})
+		if p != nil {
+			p.Probe = true
+		}
+		return p, err
+	}
+	return c.planStages(tok, tokName, seed, c.Load.Stages)
+}
+
+// Replan plans stages (a sweep's, generated from its probe) with the
+// plan's tokenizer and seeds.
+func (p *Plan) Replan(stages []Stage) (*Plan, error) {
+	return p.Config.planStages(p.tok, p.Tokenizer, p.seed, stages)
+}
+
+func (c *Config) planStages(tok synth.Tokenizer, tokName string, seed uint64, cstages []Stage) (*Plan, error) {
+	p := &Plan{Config: c, ArrivalSeed: seed, TextSeed: seed, Tokenizer: tokName, Stages: cstages, tok: tok, seed: seed}
 	if c.Load.BaseSeed != nil {
 		p.ArrivalSeed = uint64(*c.Load.BaseSeed)
 	}
@@ -75,8 +103,8 @@ func (c *Config) Plan(tok synth.Tokenizer, tokName string, seed uint64) (*Plan, 
 		return nil, fmt.Errorf("%s: data.shared_prefix: %d groups × %d users: at most %d users", c.File, d.Groups, d.UsersPerGroup, 1<<20)
 	}
 	p.Users = users
-	stages := make([]schedule.RequestStage, len(c.Load.Stages))
-	for i, s := range c.Load.Stages {
+	stages := make([]schedule.RequestStage, len(cstages))
+	for i, s := range cstages {
 		stages[i] = schedule.RequestStage{Rate: s.Rate, Duration: s.Duration}
 	}
 	perStage := 0
@@ -264,15 +292,27 @@ func (p *Plan) Describe(w io.Writer) error {
 	if c.Load.Poisson {
 		kind = "poisson"
 	}
-	fmt.Fprintf(b, "load: %s, %d stage(s) %s apart; seeds: arrivals %d, text %d\n", kind, len(c.Load.Stages), c.Load.Interval, p.ArrivalSeed, p.TextSeed)
-	for k, s := range c.Load.Stages {
+	fmt.Fprintf(b, "load: %s, %d stage(s) %s apart; seeds: arrivals %d, text %d\n", kind, len(p.Stages), c.Load.Interval, p.ArrivalSeed, p.TextSeed)
+	if sw := c.Load.Sweep; sw != nil {
+		spacing := "linear"
+		if sw.Geometric {
+			spacing = "geometric"
+		}
+		fmt.Fprintf(b, "sweep: a probe of %d requests in %s, measured for %s; then %d %s stages of %s up to the %gth percentile of its drain rates\n",
+			sw.NumRequests, ProbeDuration, sw.Timeout, sw.NumStages, spacing, sw.StageDuration, sw.Percentile)
+	}
+	for k, s := range p.Stages {
 		times := p.Schedule.Times(k)
 		span := time.Duration(0)
 		if len(times) > 0 {
 			span = times[len(times)-1] - p.Schedule.Start(k)
 		}
-		fmt.Fprintf(b, "  stage %d: rate %g/s for %s from %s: %d requests over %s, %d sessions\n",
-			k+1, s.Rate, s.Duration, p.Schedule.Start(k).Round(time.Millisecond), len(times), span.Round(time.Millisecond), p.Schedule.StageSessions(k))
+		name := fmt.Sprintf("stage %d", k+1)
+		if p.Probe {
+			name = "probe"
+		}
+		fmt.Fprintf(b, "  %s: rate %g/s for %s from %s: %d requests over %s, %d sessions\n",
+			name, s.Rate, s.Duration, p.Schedule.Start(k).Round(time.Millisecond), len(times), span.Round(time.Millisecond), p.Schedule.StageSessions(k))
 	}
 	if p.MaxInFlight > 0 {
 		fmt.Fprintf(b, "at most %d sessions in progress (num_workers × worker_max_concurrency)\n", p.MaxInFlight)

@@ -79,12 +79,15 @@ func TestLLMDReport(t *testing.T) {
 	}
 	var js struct {
 		Groups []struct {
-			Key               string
-			Requests, Failed  int
-			RequestsPerSec    float64 `json:"requests_per_sec"`
-			OutputTokensPerS  float64 `json:"output_tokens_per_sec"`
-			Metrics           map[string]map[string]float64
-			Conversations     struct{ Count, Completed int }
+			Key              string
+			Requests, Failed int
+			RequestsPerSec   float64 `json:"requests_per_sec"`
+			OutputTokensPerS float64 `json:"output_tokens_per_sec"`
+			Metrics          map[string]map[string]float64
+			Conversations    struct {
+				Count          int
+				WithoutFailure int `json:"without_failed_request"`
+			}
 			CacheHitRate      float64 `json:"cache_hit_rate"`
 			CacheReportedReqs int     `json:"cache_reported_requests"`
 		}
@@ -178,7 +181,7 @@ func TestLLMDReport(t *testing.T) {
 			t.Errorf("stage %d: rates %v %v, mtstats %g %g", i+1, agg.Throughput.RequestRate, agg.Throughput.OutputRate, g.RequestsPerSec, g.OutputTokensPerS)
 		}
 		s := r.Results.SessionPerformance.Sessions
-		if s.Total != 3 || s.Total != g.Conversations.Count || s.Succeeded != g.Conversations.Completed || s.Succeeded+s.Failed != s.Total {
+		if s.Total != 3 || s.Total != g.Conversations.Count || s.Succeeded != g.Conversations.WithoutFailure || s.Succeeded+s.Failed != s.Total {
 			t.Errorf("stage %d: sessions %+v, mtstats %+v", i+1, s, g.Conversations)
 		}
 		mk := r.Results.Observability.MTKit

@@ -470,6 +470,35 @@ func TestVerifyOutput(t *testing.T) {
 	}
 }
 
+// TestHTMLBinsAndScales: the per-second charts say their interval, and a
+// percentage axis follows its data instead of always spanning 0-100 %
+// (issue 23: KV-cache usage of 0-6 % drawn on a 0-100 % axis).
+func TestHTMLBinsAndScales(t *testing.T) {
+	t.Parallel()
+	recs := statstest.Records(statstest.Config{Seed: 12, Run: "r", Convs: 20, MaxTurns: 3, ITL: true})
+	p := writeTemp(t, "r.jsonl", statstest.JSONL(t, recs))
+	html := filepath.Join(t.TempDir(), "r.html")
+	runJSON(t, Options{Inputs: []string{p}, HTML: html})
+	data, _ := os.ReadFile(html)
+	page := string(data)
+	seen := 0
+	for _, c := range htmlCharts(t, page) {
+		switch c.Title {
+		case "Requests completed per second", "Output tokens per second", "TTFT over time", "End-to-end latency over time":
+			seen++
+			if !strings.Contains(c.Note, " s interval") {
+				t.Errorf("%s: note %q does not give the interval", c.Title, c.Note)
+			}
+		}
+	}
+	if seen != 4 {
+		t.Errorf("%d over-time charts, want 4", seen)
+	}
+	if strings.Contains(page, "c.percent ? [0, 100]") {
+		t.Error("percentage axes are fixed at 0-100 %")
+	}
+}
+
 // TestHTMLCompare: under --compare every chart has one line per input,
 // drawn against seconds since each run's start, and the values of the
 // percentile chart are each input's own quantiles; records with a backend

@@ -5,11 +5,9 @@ import (
 	stdjson "encoding/json"
 	"testing"
 
-	"github.com/bytedance/sonic"
 	jsonv2 "github.com/go-json-experiment/json"
 	goccy "github.com/goccy/go-json"
 	"github.com/mtkit/mtkit/internal/cputime"
-	segjson "github.com/segmentio/encoding/json"
 )
 
 // jsonLib is one JSON library under comparison: marshal a record to one
@@ -38,8 +36,6 @@ var jsonLibs = []jsonLib{
 	{"goccy", func(r *Record) ([]byte, error) { return goccy.Marshal(r) }, func(b []byte, r *Record) error { return goccy.Unmarshal(b, r) }},
 	{"std-v1", func(r *Record) ([]byte, error) { return stdjson.Marshal(r) }, func(b []byte, r *Record) error { return stdjson.Unmarshal(b, r) }},
 	{"json-v2", func(r *Record) ([]byte, error) { return jsonv2.Marshal(r) }, func(b []byte, r *Record) error { return jsonv2.Unmarshal(b, r) }},
-	{"sonic", func(r *Record) ([]byte, error) { return sonic.Marshal(r) }, func(b []byte, r *Record) error { return sonic.Unmarshal(b, r) }},
-	{"segmentio", func(r *Record) ([]byte, error) { return segjson.Marshal(r) }, func(b []byte, r *Record) error { return segjson.Unmarshal(b, r) }},
 }
 
 // recBuf receives the lines of recEnc.

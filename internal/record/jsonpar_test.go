@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // scanStep is what one Scan of a Decoder or Files yields.
@@ -139,7 +137,7 @@ func TestParallelMatchesSequential(t *testing.T) {
 			for _, chunk := range []int{1, 17, 300, 4096, 0} {
 				par := &Files{Paths: paths, chunkSize: chunk}
 				got, gotErr := filesTranscript(par)
-				if d := cmp.Diff(want, got); d != "" {
+				if d := diff(want, got); d != "" {
 					t.Errorf("chunk %d: parallel differs (-sequential +parallel):\n%s", chunk, d)
 				}
 				if gotErr != wantErr {
@@ -179,7 +177,7 @@ func TestParallelErrors(t *testing.T) {
 						}
 						got = append(got, s.Err)
 					}
-					if d := cmp.Diff(tc.want, got); d != "" || fatal != "" {
+					if d := diff(tc.want, got); d != "" || fatal != "" {
 						t.Errorf("chunk %d, %d workers: fatal %q, problems (-want +got):\n%s", chunk, workers, fatal, d)
 					}
 				}
@@ -214,7 +212,7 @@ func TestParallelReadError(t *testing.T) {
 			d := newChunkedJSONDecoder(&failReader{[]byte(in), boom}, "f", chunk, workers, nil)
 			got, gotErr := decoderTranscript(d)
 			d.Close()
-			if diff := cmp.Diff(seq, got); diff != "" || gotErr != seqErr || len(got) != 2 || gotErr != "f: boom" {
+			if diff := diff(seq, got); diff != "" || gotErr != seqErr || len(got) != 2 || gotErr != "f: boom" {
 				t.Errorf("chunk %d, %d workers: error %q (sequential %q), lines (-seq +par):\n%s", chunk, workers, gotErr, seqErr, diff)
 			}
 		}
@@ -276,7 +274,7 @@ func FuzzParallelJSONL(f *testing.F) {
 			d := newChunkedJSONDecoder(bytes.NewReader(data), "f", int(chunk%512)+1, w, nil)
 			got, gotErr := decoderTranscript(d)
 			d.Close()
-			if diff := cmp.Diff(want, got); diff != "" || gotErr != wantErr {
+			if diff := diff(want, got); diff != "" || gotErr != wantErr {
 				t.Errorf("%d workers: final error %q, sequential %q; (-sequential +chunked):\n%s", w, gotErr, wantErr, diff)
 			}
 		}

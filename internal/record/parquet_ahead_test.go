@@ -8,8 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // writeParts writes groups of recs as the part files of a new directory,
@@ -101,7 +99,7 @@ func TestFilesParquetAhead(t *testing.T) {
 			if len(f.ahead) != 0 {
 				t.Errorf("%s: %d inputs left open ahead after the end", tc.name, len(f.ahead))
 			}
-			if d := cmp.Diff(want, got); d != "" {
+			if d := diff(want, got); d != "" {
 				t.Errorf("%s, columns %v: decoded ahead differs (-one by one +ahead):\n%s", tc.name, cols != nil, d)
 			}
 			if gotErr != wantErr {

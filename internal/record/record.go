@@ -85,6 +85,12 @@ type Record struct {
 	Error          string `json:"error,omitempty" parquet:"error,optional"`
 	Retried        bool   `json:"retried" parquet:"retried"`
 	VerifyMismatch *bool  `json:"verify_mismatch,omitempty" parquet:"verify_mismatch,optional"`
+	// ConversationEnd is, on the records of a conversation's last
+	// request, how the conversation ended: finished, failed (a request
+	// failed and the conversation went on to its end) or abandoned
+	// (--on-failure abandon); "" on the others. A conversation none of
+	// whose records has it is unfinished (the run stopped first).
+	ConversationEnd string `json:"conversation_end,omitempty" parquet:"conversation_end,optional"`
 	// ServerExtra holds extra fields of the server's response (e.g.
 	// kv_transfer_params) as a JSON object, when present.
 	ServerExtra string `json:"server_extra,omitempty" parquet:"server_extra,optional"`

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/mtkit/mtkit/internal/deepeq"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/record/recordtest"
 )
@@ -20,14 +21,16 @@ import (
 // comparisons cover every field. A codec that drops, renames or retypes a
 // field fails them (TestRoundTripNoticesDroppedField shows it).
 
+// diff compares records as cmp.Diff with EquateEmpty does, after a fast
+// check (internal/deepeq).
 func diff(want, got []record.Record) string {
-	if cmp.Equal(want, got, cmpopts.EquateEmpty()) {
+	if equal(want, got) {
 		return ""
 	}
 	return cmp.Diff(want, got, cmpopts.EquateEmpty())
 }
 
-func equal(want, got []record.Record) bool { return cmp.Equal(want, got, cmpopts.EquateEmpty()) }
+func equal(want, got []record.Record) bool { return deepeq.Equal(want, got) }
 
 var (
 	readAll  = record.DecodeAll

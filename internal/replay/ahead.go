@@ -28,11 +28,13 @@ const (
 	// aheadStart is how far into the schedule the window is filled before
 	// the run's clock starts.
 	aheadStart = time.Second
-	// aheadMargin is the time kept free before the next start, beyond
-	// twice the longest recent build, when the window is filled between
-	// starts: on a loaded machine a build's wall time varies (with the
-	// longest recent build plus 1 ms, whole bursts of a trace went 10-100
-	// ms late at load 33; with twice it plus 10 ms, p99 4-12 ms).
+	// aheadMargin is the most time kept free before the next start,
+	// beyond twice the longest recent build, when the window is filled
+	// between starts (eight builds' time when that is less, so that cheap
+	// sessions are read ahead between starts a millisecond apart): on a
+	// loaded machine a build's wall time varies (with the longest recent
+	// build plus 1 ms, whole bursts of a trace went 10-100 ms late at load
+	// 33; with twice it plus 10 ms, p99 4-12 ms).
 	aheadMargin = 10 * time.Millisecond
 )
 
@@ -55,10 +57,10 @@ type window struct {
 	q     []arrival
 	head  int
 	bytes int
-	// cost is the longest recent time to read and build one arrival
-	// (decaying by an eighth per arrival): the window is filled between
-	// starts only while the next start leaves twice that much time and
-	// aheadMargin.
+	// cost is the longest recent time to yield, then read and build one
+	// arrival (decaying by an eighth per arrival): the window is filled between
+	// starts only while the next start leaves twice that much time and a
+	// margin (see aheadMargin).
 	cost time.Duration
 }
 
@@ -88,7 +90,7 @@ func (w *window) full() bool {
 // leaves reports whether the next start, at deadline, leaves time to
 // read and build one more arrival first.
 func (w *window) leaves(deadline time.Time) bool {
-	return time.Until(deadline) > 2*w.cost+aheadMargin
+	return time.Until(deadline) > 2*w.cost+min(aheadMargin, 8*w.cost)
 }
 
 // newWindow returns the look-ahead window of arrivals, empty.
@@ -136,9 +138,10 @@ func (r *runner) arrivals(arr schedule.Arrivals, w *window, more bool) {
 	for r.stop.Err() == nil {
 		for more && !w.full() && (w.len() == 0 || w.leaves(r.anchor.Add(w.q[w.head].at))) {
 			// Sessions started just now run first: they send their
-			// requests, then this goroutine reads on.
-			runtime.Gosched()
+			// requests, then this goroutine reads on. The yield counts
+			// in the cost: on a busy process it leaves less room.
 			t0 := time.Now()
+			runtime.Gosched()
 			var a arrival
 			if a, more = r.readAhead(arr); more {
 				w.push(a)

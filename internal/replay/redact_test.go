@@ -99,7 +99,7 @@ func TestRedactorValues(t *testing.T) {
 // that is neither redacted nor known to hold only mtkit's own text.
 func TestRedactorRecordFields(t *testing.T) {
 	t.Parallel()
-	identity := map[string]bool{"RunID": true, "ConversationID": true, "Phase": true, "ErrorClass": true, "StageLoad": true}
+	identity := map[string]bool{"RunID": true, "ConversationID": true, "Phase": true, "ErrorClass": true, "StageLoad": true, "ConversationEnd": true}
 	const secret = "sk-field-secret"
 	x := NewRedactor(&Options{APIKey: secret})
 	rec := &record.Record{}

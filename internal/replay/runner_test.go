@@ -565,22 +565,23 @@ func TestStopConditions(t *testing.T) {
 		{
 			name: "loop with duration", opts: Options{Loop: true, Duration: 300 * time.Millisecond, Clients: 2}, convs: 2, turns: 2,
 			check: func(t *testing.T, res *result) {
-				if len(res.final()) <= 4 {
-					t.Errorf("only %d requests in 300ms of looping", len(res.final()))
+				// How many turns fit in 300 ms depends on the machine;
+				// that none is intended at or after the end does not
+				// (the runner checks the intended time, not the clock).
+				if len(res.final()) == 0 {
+					t.Fatal("no request in 300ms of looping")
 				}
-				if res.sum.Elapsed > 2*time.Second {
-					t.Errorf("run took %v", res.sum.Elapsed)
-				}
-				var last time.Time
+				first, last := res.recs[0].Scheduled, res.recs[0].Scheduled
 				for _, r := range res.recs {
-					if r.Start.After(last) {
-						last = r.Start
+					if r.Scheduled.Before(first) {
+						first = r.Scheduled
+					}
+					if r.Scheduled.After(last) {
+						last = r.Scheduled
 					}
 				}
-				// Slack for a turn that passed the stop check just before
-				// the deadline on a loaded machine (race detector, CI).
-				if d := last.Sub(res.recs[0].Start); d > 300*time.Millisecond+250*time.Millisecond {
-					t.Errorf("a turn started %v after the first, past the duration", d)
+				if d := last.Sub(first); d >= 300*time.Millisecond {
+					t.Errorf("a turn intended %v after the first, at or past the duration", d)
 				}
 			},
 		},

@@ -93,6 +93,26 @@ func (s *session) next(o *Options) (turnSpec, bool) {
 	return t, true
 }
 
+// lastTurn reports whether t, the current turn, is the conversation's
+// last: no user message or tool result follows it, or --max-turns ends
+// the conversation with it.
+func (s *session) lastTurn(t turnSpec, o *Options) bool {
+	if o.MaxTurns > 0 && s.turn+1 >= o.MaxTurns {
+		return true
+	}
+	msgs := s.src.Messages
+	next := s.pos + 1 + len(t.more)
+	if t.reference != nil {
+		next++
+	}
+	for _, m := range msgs[min(next, len(msgs)):] {
+		if m.Role == conv.RoleUser || m.Role == conv.RoleTool {
+			return false
+		}
+	}
+	return true
+}
+
 // answer is what joins the history after a successful turn: the live
 // answer's text, with the dataset's tool calls when the dataset's answer
 // has any. The dataset's tool results that follow answer those calls (by

@@ -51,14 +51,14 @@ func TestStagedClients(t *testing.T) {
 	if lastWarm.IsZero() || firstMeasured.IsZero() || !lastWarm.Before(firstMeasured) {
 		t.Errorf("stage 2: last warmup record at %v, first measured at %v; want warmup first", lastWarm, firstMeasured)
 	}
-	if res.sum.Elapsed > 5*time.Second {
-		t.Errorf("run lasted %v; want it to end with the last stage (600ms)", res.sum.Elapsed)
-	}
 }
 
-// TestStagedRate replays two stages of constant arrivals: the first
-// turns are exactly the arrivals, 20/s for 300 ms then 40/s for 300 ms,
-// each stamped with its stage.
+// TestStagedRate replays two stages of constant arrivals, 20/s for
+// 300 ms then 40/s for 300 ms: the sessions start at exactly the
+// schedule's arrivals, in order and none skipped, each stamped with its
+// stage. The last arrivals may be missing: the run ends 600 ms after its
+// start on the real clock, and on a loaded machine an arrival can come
+// due after that (how many a run fires on time is mtbench's figure).
 func TestStagedRate(t *testing.T) {
 	t.Parallel()
 	fs := newFakeServer(t, nil)
@@ -66,21 +66,29 @@ func TestStagedRate(t *testing.T) {
 		{Level: 20, Duration: 300 * time.Millisecond},
 		{Level: 40, Duration: 300 * time.Millisecond},
 	}}
+	var want []time.Duration // the arrivals: 6 in stage 1, 12 in stage 2
+	for k := range 6 {
+		want = append(want, time.Duration(k)*50*time.Millisecond)
+	}
+	for k := range 12 {
+		want = append(want, 300*time.Millisecond+time.Duration(k)*25*time.Millisecond)
+	}
 	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: sched, Loop: true}, simpleConvs(3, 1))
 	start := runStart(res.final())
-	perStage := map[int]int{}
+	var got []time.Duration
 	for _, r := range res.final() {
 		if r.Turn != 0 {
 			continue
 		}
-		perStage[r.Stage]++
 		at := r.Scheduled.Sub(start)
+		got = append(got, at)
 		if want, _ := sched.StageAt(at); r.Stage != want {
 			t.Errorf("session %s arrived at %v in stage %d, want %d", r.ConversationID, at, r.Stage, want)
 		}
 	}
-	if perStage[1] != 6 || perStage[2] != 12 || len(perStage) != 2 {
-		t.Errorf("sessions per stage %v, want 6 in stage 1 and 12 in stage 2", perStage)
+	slices.Sort(got)
+	if len(got) == 0 || len(got) > len(want) || !slices.Equal(got, want[:len(got)]) {
+		t.Errorf("arrivals at %v, want the first ones of %v", got, want)
 	}
 }
 

@@ -25,6 +25,7 @@ type turnInfo struct {
 	retried      bool
 	backend      string // the BackendHeader of the response
 	stage        int    // stage of a staged schedule (0: none)
+	end          string // record.ConversationEnd of this attempt
 }
 
 // request is a turn's request, built before the turn is due (build), so
@@ -113,6 +114,7 @@ func (r *runner) runTurn(s *session, req *request) {
 		r.printContent(s, ">>>", t.user.Content)
 	}
 	var a *attempt
+	last := s.lastTurn(t, o)
 	r.watchHung()
 	header := req.header
 	for attempt := 0; ; attempt++ {
@@ -132,6 +134,9 @@ func (r *runner) runTurn(s *session, req *request) {
 		unreachable := r.stopIfUnreachable(a)
 		if a.Err != nil && retryable(a.Class) && attempt < o.MaxRetries && !unreachable {
 			info.retried = r.backoff(attempt, a.RetryAfter)
+		}
+		if !info.retried {
+			info.end = conversationEnd(last, s.failed, a, o)
 		}
 		r.emit(r.records(s, t, a, &info))
 		if !info.retried {
@@ -230,6 +235,7 @@ func (r *runner) records(s *session, t turnSpec, a *attempt, info *turnInfo) []*
 			Status:             a.Status,
 			ErrorClass:         a.Class,
 			Retried:            info.retried,
+			ConversationEnd:    info.end,
 			Backend:            info.backend,
 			ITLNs:              c.ITL,
 			Stage:              info.stage,
@@ -353,4 +359,21 @@ func (r *runner) printContent(s *session, dir, text string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fmt.Fprintf(r.sink.Log, "[%s turn %d] %s %s\n", s.id, s.turn, dir, text)
+}
+
+// conversationEnd is how the conversation ends with attempt a of its
+// current turn (the final attempt), as mtrun's summary counts it: ""
+// when it goes on; last says the turn is its last.
+func conversationEnd(last, failedBefore bool, a *attempt, o *Options) string {
+	switch {
+	case a.Err != nil && a.Class == record.ErrCanceled:
+		return "failed"
+	case a.Err != nil && o.OnFailure == AbandonConversation:
+		return "abandoned"
+	case !last:
+		return ""
+	case failedBefore || a.Err != nil:
+		return "failed"
+	}
+	return "finished"
 }

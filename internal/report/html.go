@@ -134,10 +134,12 @@ func overTimeCharts(runs []run) []ChartSpec {
 		longest = max(longest, t1-t0)
 	}
 	width := niceWidth(longest / 40)
-	rps := ChartSpec{Title: "Requests completed per second", YLabel: "requests/s", Time: abs}
-	tps := ChartSpec{Title: "Output tokens per second", YLabel: "tokens/s", Time: abs}
-	ttftC := ChartSpec{Title: "TTFT over time", Note: "percentiles of the requests ending in each interval", YLabel: "TTFT (ms)", Time: abs}
-	lat := ChartSpec{Title: "End-to-end latency over time", Note: "percentiles of the requests ending in each interval", YLabel: "latency (ms)", Time: abs}
+	// Issue 23: the per-second charts did not say over what they count.
+	bin := strconv.FormatFloat(width, 'g', 4, 64) + " s"
+	rps := ChartSpec{Title: "Requests completed per second", Note: "requests ending in each " + bin + " interval, divided by " + bin, YLabel: "requests/s", Time: abs}
+	tps := ChartSpec{Title: "Output tokens per second", Note: "output tokens of the requests ending in each " + bin + " interval, divided by " + bin, YLabel: "tokens/s", Time: abs}
+	ttftC := ChartSpec{Title: "TTFT over time", Note: "percentiles of the requests ending in each " + bin + " interval", YLabel: "TTFT (ms)", Time: abs}
+	lat := ChartSpec{Title: "End-to-end latency over time", Note: "percentiles of the requests ending in each " + bin + " interval", YLabel: "latency (ms)", Time: abs}
 	xlabel := "time"
 	if !abs {
 		xlabel = "seconds since the run's start"
@@ -224,7 +226,9 @@ func serverCharts(srv *serverstats.Server) []ChartSpec {
 	slices.Sort(xs)
 	xs = slices.Compact(xs)
 	at := func(x float64) int { i, _ := slices.BinarySearch(xs, x); return i }
-	note := "scraped from the server's /metrics (mtrun --metrics-url)"
+	// Issue 23: the caption named --metrics-url when the default endpoint
+	// (the --url server's /metrics) was scraped.
+	note := "scraped by mtrun from the server's Prometheus /metrics"
 	queue := ChartSpec{Title: "Server: running and waiting requests", Note: note, XLabel: "time", YLabel: "requests", Time: true, X: xs}
 	kv := ChartSpec{Title: "Server: KV-cache usage", Note: note, XLabel: "time", YLabel: "%", Time: true, Percent: true, X: xs}
 	hit := ChartSpec{Title: "Server: prefix-cache hit rate per interval", Note: "counter deltas between scrapes", XLabel: "time", YLabel: "%", Time: true, Percent: true, X: xs}
@@ -453,7 +457,7 @@ for (const c of CHARTS) {
   if (c.note) { const n = document.createElement("p"); n.className = "note"; n.textContent = c.note; box.appendChild(n); }
   const xAxis = {label: c.xlabel, stroke: "#1d2433", grid: {stroke: "#eef0f4"}};
   if (c.integer) { xAxis.incrs = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]; xAxis.values = (u, vals) => vals.map(v => Number.isInteger(v) ? v : ""); }
-  const yRange = c.percent ? [0, 100] : (u, lo, hi) => [0, hi > 0 ? hi * 1.05 : 1];
+  const yRange = (u, lo, hi) => [0, hi > 0 ? (c.percent ? Math.min(100, hi * 1.05) : hi * 1.05) : 1];
   const opts = {
     title: c.title, width: 580, height: 300,
     scales: {x: {time: !!c.time}, y: {range: yRange}},

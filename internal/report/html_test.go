@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +34,13 @@ func TestHTMLServerCharts(t *testing.T) {
 	hit := charts[2]
 	if *hit.Series[0].Y[2] != 75 || hit.Series[1].Y[1] != nil {
 		t.Errorf("hit-rate series: replica 0 %v, replica 1 %v (NaN must be a gap)", hit.Series[0].Y, hit.Series[1].Y)
+	}
+	// Issue 23: the caption named --metrics-url when the default endpoint
+	// was scraped.
+	for _, c := range charts {
+		if strings.Contains(c.Note, "--metrics-url") {
+			t.Errorf("%s: note %q names --metrics-url", c.Title, c.Note)
+		}
 	}
 	if serverCharts(nil) != nil {
 		t.Error("charts without server metrics")

@@ -145,7 +145,10 @@ func llmdReport(rep *Report, g *stats.Group, stage int, turns []*stats.Group) *l
 			}
 			return llmd.NewStatistics(units, d.Mean, d.Std, d.Min, d.Max, quantileOf(&d))
 		}
-		succeeded, failedConv, requests := c.Completed, c.Count-c.Completed, g.Requests
+		succeeded, failedConv, requests := c.WithoutFailure, c.Count-c.WithoutFailure, g.Requests
+		if c.Finished != nil {
+			succeeded, failedConv = *c.Finished, *c.Failed+*c.Abandoned
+		}
 		r.Results.SessionPerformance = &llmd.SessionPerformance{Sessions: &llmd.SessionRequests{
 			Total: c.Count, Succeeded: &succeeded, Failed: &failedConv, TotalEvents: &requests,
 			SessionDuration:  conv(stats.ConvDuration, llmd.UnitMs),

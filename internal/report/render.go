@@ -274,7 +274,7 @@ func (t *textWriter) group(title string, g *stats.Group, showConv bool) {
 	if g.GoodRequests != nil {
 		kv = append(kv, [2]string{"goodput", fmt.Sprintf("%s req/s (%d good requests)", fmtNum(float64(*g.Goodput)), *g.GoodRequests)})
 	}
-	kv = append(kv, [2]string{"conversations", fmt.Sprintf("%d (completed %d)", g.Conversations.Count, g.Conversations.Completed)})
+	kv = append(kv, [2]string{"conversations", fmtConversations(g.Conversations)})
 	t.pairs(kv)
 	if showConv && g.Conversations.Count > 0 {
 		if t.md {
@@ -449,4 +449,13 @@ func renderCSV(w io.Writer, rep *Report) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// fmtConversations counts conversations by how they ended, in mtrun's
+// words (finished, failed, abandoned, unfinished).
+func fmtConversations(c stats.ConvStats) string {
+	if c.Finished == nil {
+		return fmt.Sprintf("%d (%d without a failed request; how they ended is not in the records)", c.Count, c.WithoutFailure)
+	}
+	return fmt.Sprintf("%d (finished %d, failed %d, abandoned %d, unfinished %d)", c.Count, *c.Finished, *c.Failed, *c.Abandoned, *c.Unfinished)
 }

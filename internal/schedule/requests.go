@@ -250,11 +250,13 @@ func (a requestArrivals) Next(first Turn) (time.Duration, bool) {
 	return a.r.at(first.Session, 0), true
 }
 
-// StageAt implements Stager: the stage whose planned window (its start
-// to the next stage's start) holds at; never a warmup.
+// StageAt implements Stager: the stage whose planned window (after its
+// start, to the next stage's start) holds at; never a warmup. A stage's
+// first request comes after its start, and its last may fall at the next
+// stage's start (no interval): that one is the earlier stage's.
 func (r *Requests) StageAt(at time.Duration) (int, bool) {
 	k := len(r.starts) - 1
-	for k > 0 && at < r.starts[k] {
+	for k > 0 && at <= r.starts[k] {
 		k--
 	}
 	return r.first + k, false

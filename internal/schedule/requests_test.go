@@ -21,16 +21,18 @@ func TestRequestsPlan(t *testing.T) {
 		users    int
 		requests []int // per stage
 		sessions []int // per stage
+		interval time.Duration
 	}{
-		{"constant multi-turn", []RequestStage{{20, 5 * sec}}, false, 20, []int{100}, []int{20}},
-		{"fewer requests than users", []RequestStage{{3, 2 * sec}}, false, 10, []int{6}, []int{6}},
-		{"single turn", []RequestStage{{4.5, 2 * sec}, {1, 3 * sec}}, false, 0, []int{9, 3}, []int{9, 3}},
-		{"poisson two stages", []RequestStage{{50, 4 * sec}, {10, 10 * sec}}, true, 7, []int{200, 100}, []int{7, 7}},
-		{"fractional count rounds down", []RequestStage{{0.5, 3 * sec}}, false, 2, []int{1}, []int{1}},
+		{"constant multi-turn", []RequestStage{{20, 5 * sec}}, false, 20, []int{100}, []int{20}, 2 * sec},
+		{"fewer requests than users", []RequestStage{{3, 2 * sec}}, false, 10, []int{6}, []int{6}, 2 * sec},
+		{"single turn", []RequestStage{{4.5, 2 * sec}, {1, 3 * sec}}, false, 0, []int{9, 3}, []int{9, 3}, 2 * sec},
+		{"poisson two stages", []RequestStage{{50, 4 * sec}, {10, 10 * sec}}, true, 7, []int{200, 100}, []int{7, 7}, 2 * sec},
+		{"fractional count rounds down", []RequestStage{{0.5, 3 * sec}}, false, 2, []int{1}, []int{1}, 2 * sec},
+		{"no interval", []RequestStage{{1, 2 * sec}, {4, 2 * sec}}, false, 3, []int{2, 8}, []int{2, 3}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r, err := NewRequests(tc.stages, tc.poisson, tc.users, 2*sec, 7, 0)
+			r, err := NewRequests(tc.stages, tc.poisson, tc.users, tc.interval, 7, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,8 +50,8 @@ func TestRequestsPlan(t *testing.T) {
 				}
 				if k > 0 {
 					prevEnd := max(r.Start(k-1)+tc.stages[k-1].Duration, r.Times(k - 1)[len(r.Times(k-1))-1])
-					if r.Start(k) != prevEnd+2*sec {
-						t.Errorf("stage %d starts at %s, want the previous end %s + the 2s interval", k, r.Start(k), prevEnd)
+					if r.Start(k) != prevEnd+tc.interval {
+						t.Errorf("stage %d starts at %s, want the previous end %s + the %s interval", k, r.Start(k), prevEnd, tc.interval)
 					}
 				}
 				// Every request is one round of one session, in order.
@@ -66,6 +68,9 @@ func TestRequestsPlan(t *testing.T) {
 					}
 					if st, _ := r.StageAt(times[u]); st != k+1 {
 						t.Errorf("StageAt(%s) = %d, want %d", times[u], st, k+1)
+					}
+					if last := times[len(times)-1]; func() bool { st, _ := r.StageAt(last); return st != k+1 }() {
+						t.Errorf("StageAt(%s), the stage's last request, is not stage %d", last, k+1)
 					}
 				}
 				if rounds != len(times) {

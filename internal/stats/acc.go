@@ -60,6 +60,7 @@ const coreMetrics = OutputChunks + 1
 type convAcc struct {
 	turns, failed    int32
 	missedSLO        bool
+	end              string // record.ConversationEnd, once seen
 	minStart, maxEnd int64
 	waitMs           float64
 }
@@ -232,6 +233,9 @@ func (a *Acc) addConv(r *record.Record, good bool, start, end int64) {
 	}
 	if !good {
 		c.missedSLO = true
+	}
+	if r.ConversationEnd != "" {
+		c.end = r.ConversationEnd
 	}
 	if !r.OK() {
 		c.failed++

@@ -77,10 +77,20 @@ func (g *Group) Limited() bool { return g.only }
 
 // ConvStats summarises whole conversations.
 type ConvStats struct {
-	Count     int     `json:"count"`
-	Completed int     `json:"completed"`
-	MetSLO    *int    `json:"met_slo,omitempty"`
-	Metrics   Metrics `json:"metrics"`
+	Count int `json:"count"`
+	// Finished, Failed, Abandoned and Unfinished count the
+	// conversations by how they ended (the records' conversation_end),
+	// in mtrun's words; null when no record carries it (an older mtrun).
+	// Issue 23: conversations cut off by --duration were "completed".
+	Finished   *int `json:"finished"`
+	Failed     *int `json:"failed"`
+	Abandoned  *int `json:"abandoned"`
+	Unfinished *int `json:"unfinished"`
+	// WithoutFailure counts the conversations none of whose requests
+	// failed (finished or not).
+	WithoutFailure int     `json:"without_failed_request"`
+	MetSLO         *int    `json:"met_slo,omitempty"`
+	Metrics        Metrics `json:"metrics"`
 }
 
 // Conversation metric names.
@@ -306,14 +316,30 @@ func (a *Acc) convStats() ConvStats {
 	turns := make([]float64, 0, len(a.convs))
 	dur := make([]float64, 0, len(a.convs))
 	wait := make([]float64, 0, len(a.convs))
+	var ends [4]int // finished, failed, abandoned, unfinished
+	recorded := false
 	for _, c := range a.convs {
 		cs.Count++
 		if c.failed == 0 {
-			cs.Completed++
+			cs.WithoutFailure++
 		}
+		switch c.end {
+		case "finished":
+			ends[0]++
+		case "failed":
+			ends[1]++
+		case "abandoned":
+			ends[2]++
+		default:
+			ends[3]++
+		}
+		recorded = recorded || c.end != ""
 		turns = append(turns, float64(c.turns))
 		dur = append(dur, float64(c.maxEnd-c.minStart)/1e6)
 		wait = append(wait, c.waitMs)
+	}
+	if recorded {
+		cs.Finished, cs.Failed, cs.Abandoned, cs.Unfinished = &ends[0], &ends[1], &ends[2], &ends[3]
 	}
 	cs.Metrics = Metrics{
 		{ConvTurns, Describe(turns)}, {ConvDuration, Describe(dur)}, {ConvWait, Describe(wait)},

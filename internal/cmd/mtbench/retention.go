@@ -88,7 +88,7 @@ func (b *bench) retention(ctx context.Context, dir string) error {
 		fmt.Sprintf("mtrun --clients 4 --active 200 --conversation-sampling random over %d conversations of 6 turns, against the simulator with cache=%d,offload=%d,block=16, ttft=20ms, prefill=0.05ms, offload-load=0.005ms, decode=1ms; mtstats --format json: cache_retention.tiers (the server's local and external prefix-cache hit counters, scraped every 200 ms)", spec.n, retentionLocal, retentionOffload))
 	b.figs.note(sec, fmt.Sprintf("capacity from TTFT (cached_tokens hidden), error against %s", thousands(int64(total))),
 		"the same run with hide-cached=true: cache_retention.basis ttft, capacity_tokens against both tiers together (a load from the offload tier costs a tenth of a prefill)")
-	return nil
+	return b.retentionSweep(ctx, dir)
 }
 
 // retentionRun runs mtrun against a simulator of cfg and mtstats on the

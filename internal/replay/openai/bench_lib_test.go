@@ -5,11 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bytedance/sonic"
 	jsonv2 "github.com/go-json-experiment/json"
 	goccy "github.com/goccy/go-json"
 	"github.com/mtkit/mtkit/internal/cputime"
-	segjson "github.com/segmentio/encoding/json"
 )
 
 // benchChunk is a chunk as vLLM and the simulator stream it.
@@ -31,8 +29,6 @@ var chunkLibs = []struct {
 	{"goccy", libDecode(goccy.Unmarshal)},
 	{"std-v1", libDecode(stdjson.Unmarshal)},
 	{"json-v2", libDecode(func(b []byte, v any) error { return jsonv2.Unmarshal(b, v) })},
-	{"sonic", libDecode(sonic.Unmarshal)},
-	{"segmentio", libDecode(segjson.Unmarshal)},
 }
 
 func libDecode(unmarshal func([]byte, any) error) func(b []byte) (string, string, error) {
@@ -56,7 +52,7 @@ func libDecode(unmarshal func([]byte, any) error) func(b []byte) (string, string
 // hand-written parser (parseFastChunk, the client's hot path) and with
 // JSON libraries; "apply" is the whole fold of a chunk into a response:
 //
-//	go test -run '^$' -bench ChunkJSON -benchmem ./internal/replay/
+//	go test -run '^$' -bench ChunkJSON -benchmem ./internal/replay/openai/
 func BenchmarkChunkJSON(b *testing.B) {
 	for _, lib := range chunkLibs {
 		b.Run(lib.name, func(b *testing.B) {
