@@ -312,7 +312,7 @@ func TestPrintSummaryWriteBlocked(t *testing.T) {
 		{1500 * time.Millisecond, "mtrun: the outputs were slower than the replay: sessions waited 1.5s for the record writer (lateness and think times include it)\n"},
 	} {
 		var b bytes.Buffer
-		printSummary(&b, &replay.Summary{RunID: "r", Model: "m", Requests: 3, WriteBlocked: tc.blocked})
+		printSummary(&b, &replay.Summary{RunID: "r", Model: "m", Requests: 3, WriteBlocked: tc.blocked}, 0)
 		_, rest, _ := strings.Cut(b.String(), "\n")
 		if rest != tc.want {
 			t.Errorf("blocked %v: %q, want %q", tc.blocked, rest, tc.want)

@@ -311,7 +311,7 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	if sum != nil {
 		errs = append(errs, o.vllm.Write(in.Sessions(), warmSec, time.Now()), writeManifest(o, sum, digest, started, s.Out))
 		if !o.quiet {
-			printSummary(s.Err, sum)
+			printSummary(s.Err, sum, o.askedRate())
 		}
 	}
 	if err := firstError(errs...); err != nil {
@@ -434,10 +434,29 @@ func openInput(o *options, s command.Streams) (*source.Input, error) {
 	return in, nil
 }
 
-func printSummary(w io.Writer, s *replay.Summary) {
+// askedRate is the session-start rate --rate asked for, 0 when the run
+// asked for none, or for several (--stages, --sweep) or another shape
+// (a schedule).
+func (o *options) askedRate() float64 {
+	if len(o.stage.stages) > 0 || o.stage.sweep != nil || o.replay.Schedule != nil {
+		return 0
+	}
+	return o.replay.Rate
+}
+
+// printSummary prints the end-of-run summary; asked is the session-start
+// rate the run asked for (0: none), shown beside the achieved one.
+func printSummary(w io.Writer, s *replay.Summary, asked float64) {
 	fmt.Fprintf(w, "mtrun: run %s model %s: %d requests (%d failed, %d retries) in %s; conversations: %d started, %d finished, %d failed, %d abandoned, %d unfinished\n",
 		s.RunID, s.Model, s.Requests, s.Failed, s.Retries, s.Elapsed.Round(time.Millisecond),
 		s.Started, s.Finished, s.FailedConversations, s.Abandoned, s.Unfinished)
+	if sec := s.Elapsed.Seconds(); sec > 0 {
+		line := fmt.Sprintf("mtrun: achieved %.2f session starts/s", float64(s.Started)/sec)
+		if asked > 0 {
+			line += fmt.Sprintf(" (asked %s)", strconv.FormatFloat(asked, 'g', -1, 64))
+		}
+		fmt.Fprintf(w, "%s and %.2f requests/s over the %s run\n", line, float64(s.Requests)/sec, s.Elapsed.Round(time.Millisecond))
+	}
 	if s.Verified > 0 {
 		line := fmt.Sprintf("mtrun: --verify-output: %d of %d answers differ from the dataset's", s.Mismatched, s.Verified)
 		if f := s.FirstMismatch; f != nil {

@@ -26,19 +26,27 @@ type StageRow struct {
 	// requests; Throughput is successful requests a second over it, and
 	// FirstHalf and SecondHalf the same over its two halves (by each
 	// request's midpoint).
-	RuntimeSec   stats.Num `json:"runtime_sec"`
-	Throughput   stats.Num `json:"throughput"`
-	FirstHalf    stats.Num `json:"throughput_first_half"`
-	SecondHalf   stats.Num `json:"throughput_second_half"`
-	TTFTP50      stats.Num `json:"ttft_p50_ms"`
-	TTFTP95      stats.Num `json:"ttft_p95_ms"`
-	TTFTP99      stats.Num `json:"ttft_p99_ms"`
-	ITLP50       stats.Num `json:"itl_p50_ms"`
-	ITLP99       stats.Num `json:"itl_p99_ms"`
-	LatencyP50   stats.Num `json:"latency_p50_ms"`
-	LatencyP99   stats.Num `json:"latency_p99_ms"`
-	LatenessP99  stats.Num `json:"lateness_p99_ms"`
-	CacheHitRate stats.Num `json:"cache_hit_rate"`
+	RuntimeSec stats.Num `json:"runtime_sec"`
+	Throughput stats.Num `json:"throughput"`
+	FirstHalf  stats.Num `json:"throughput_first_half"`
+	SecondHalf stats.Num `json:"throughput_second_half"`
+	// AskedRate is the session-start rate a rate stage asked for (load
+	// rate=N), nil for other kinds; SessionStartsPerSec and
+	// RequestsPerSec are what the stage achieved: first sends of
+	// conversations and turns started a second over RuntimeSec (issue
+	// 23).
+	AskedRate           *float64  `json:"asked_rate,omitempty"`
+	SessionStartsPerSec stats.Num `json:"session_starts_per_sec"`
+	RequestsPerSec      stats.Num `json:"requests_per_sec"`
+	TTFTP50             stats.Num `json:"ttft_p50_ms"`
+	TTFTP95             stats.Num `json:"ttft_p95_ms"`
+	TTFTP99             stats.Num `json:"ttft_p99_ms"`
+	ITLP50              stats.Num `json:"itl_p50_ms"`
+	ITLP99              stats.Num `json:"itl_p99_ms"`
+	LatencyP50          stats.Num `json:"latency_p50_ms"`
+	LatencyP99          stats.Num `json:"latency_p99_ms"`
+	LatenessP99         stats.Num `json:"lateness_p99_ms"`
+	CacheHitRate        stats.Num `json:"cache_hit_rate"`
 	// Steady: the halves' throughputs agree (sweep.Criteria.Steady);
 	// ClientLimited: the client sent late (lateness p99 above 100 ms), so
 	// the stage says nothing about the server.
@@ -233,7 +241,8 @@ func (s *Stages) Rows() []StageRow {
 		a := s.stages[k]
 		g := a.all.Group(strconv.Itoa(k))
 		row := StageRow{Stage: k, Load: a.load, Requests: g.Requests, Failed: g.Failed, Errors: g.Errors, RuntimeSec: g.RuntimeSec,
-			CacheHitRate: g.CacheHitRate, Turns: stats.TurnGroups(a.turns), later: &a.later}
+			CacheHitRate: g.CacheHitRate, Turns: stats.TurnGroups(a.turns), later: &a.later,
+			SessionStartsPerSec: g.SessionStartsPerSec, RequestsPerSec: g.RequestsPerSec}
 		row.Throughput, row.FirstHalf, row.SecondHalf = stats.Throughputs(a.all)
 		q := func(m stats.Metric, p float64) stats.Num {
 			d, ok := g.Metrics.Get(stats.MetricNames[m])
@@ -259,6 +268,9 @@ func (s *Stages) Rows() []StageRow {
 		st := sweep.Stage{}
 		if k, level, err := sweep.ParseLoad(row.Load); err == nil {
 			st = sweep.Stage{Kind: k, Level: level}
+		}
+		if st.Kind == sweep.Rate {
+			row.AskedRate = &st.Level
 		}
 		if st.Kind == sweep.Active {
 			row.Retention = a.later.retention(st.Level)

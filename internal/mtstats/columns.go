@@ -12,7 +12,7 @@ var unreadColumns = map[string]bool{
 	"model": true, "first_token": true,
 	"dropped_messages": true, "max_tokens": true, "min_tokens": true,
 	"finish_reason": true, "status": true, "error": true, "server_extra": true,
-	"attempt": true, "client": true,
+	"client": true,
 }
 
 // columns returns the record fields the report of o needs, or nil for

@@ -237,10 +237,14 @@ func (t *textWriter) report(rep *Report) error {
 
 func (t *textWriter) group(title string, g *stats.Group, showConv bool) {
 	t.heading(title)
-	t.pairs([][2]string{
+	pairs := [][2]string{
 		{"runtime_sec", fmtSec(g.RuntimeSec)},
 		{"requests_per_sec", fmtNum(float64(g.RequestsPerSec))},
-	})
+	}
+	if !g.Limited() { // --only reads no turn or attempt
+		pairs = append(pairs, [2]string{"session_starts_per_sec", fmtNum(float64(g.SessionStartsPerSec))})
+	}
+	t.pairs(pairs)
 	if !t.md {
 		t.printf("%s\n", rule)
 	}

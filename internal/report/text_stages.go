@@ -13,7 +13,7 @@ import (
 func (t *textWriter) stages(title string, rows []judge.StageRow) {
 	t.heading(title)
 	withLoad := slices.ContainsFunc(rows, func(r judge.StageRow) bool { return r.Load != "" })
-	header := []string{"stage", "requests", "failed", "throughput", "ttft_p50", "ttft_p95", "ttft_p99", "itl_p50", "itl_p99",
+	header := []string{"stage", "requests", "failed", "starts/s", "requests/s", "throughput", "ttft_p50", "ttft_p95", "ttft_p99", "itl_p50", "itl_p99",
 		"latency_p50", "latency_p99", "lateness_p99", "cache_hit", "steady", "client_limited"}
 	withSLO := len(rows) > 0 && rows[0].MeetsSLO != nil
 	if withSLO {
@@ -31,7 +31,11 @@ func (t *textWriter) stages(title string, rows []judge.StageRow) {
 	var out [][]string
 	for _, r := range rows {
 		f := func(x stats.Num) string { return fmtNum(float64(x)) }
-		row := []string{strconv.Itoa(r.Stage), strconv.Itoa(r.Requests), strconv.Itoa(r.Failed), f(r.Throughput),
+		starts := f(r.SessionStartsPerSec)
+		if r.AskedRate != nil {
+			starts += " (asked " + fmtNum(*r.AskedRate) + ")"
+		}
+		row := []string{strconv.Itoa(r.Stage), strconv.Itoa(r.Requests), strconv.Itoa(r.Failed), starts, f(r.RequestsPerSec), f(r.Throughput),
 			f(r.TTFTP50), f(r.TTFTP95), f(r.TTFTP99), f(r.ITLP50), f(r.ITLP99), f(r.LatencyP50), f(r.LatencyP99),
 			f(r.LatenessP99), fmtPct(r.CacheHitRate), yes(r.Steady), yes(r.ClientLimited)}
 		if withSLO {

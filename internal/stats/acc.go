@@ -96,6 +96,7 @@ func (s *samples) init() {
 type Acc struct {
 	samples          samples
 	requests, ok     int
+	sessions         int // first sends of conversations: turn 0, attempt 0, choice 0
 	errors           map[string]int
 	retries          int
 	minStart, maxEnd int64
@@ -160,6 +161,9 @@ func (a *Acc) Add(r *record.Record, good bool) {
 		a.maxEnd = end
 	}
 	a.timed = true
+	if r.Turn == 0 && r.Attempt == 0 && r.Choice == 0 {
+		a.sessions++
+	}
 	if a.gaps != nil {
 		a.gaps.add(r)
 	}

@@ -29,6 +29,10 @@ type GroupCounts struct {
 // Group is the summary of a set of requests: all of them or one --by group.
 type Group struct {
 	GroupCounts
+	// SessionStartsPerSec is the achieved session-start rate: the
+	// conversations' first sends (turn 0, attempt 0, choice 0) over
+	// RuntimeSec, the window RequestsPerSec uses too (issue 23).
+	SessionStartsPerSec   Num       `json:"session_starts_per_sec"`
 	InputTokens           int64     `json:"input_tokens"`
 	OutputTokens          int64     `json:"output_tokens"`
 	InputTokensPerSec     Num       `json:"input_tokens_per_sec"`
@@ -263,6 +267,7 @@ func (a *Acc) Group(key string) *Group {
 	g.RuntimeSec = Num(elapsed)
 	g.VerifyOutput = a.verify.report()
 	g.RequestsPerSec = per(float64(a.requests))
+	g.SessionStartsPerSec = per(float64(a.sessions))
 	g.InputTokensPerSec = per(float64(a.inTok))
 	g.OutputTokensPerSec = per(float64(a.outTok))
 	g.TotalTokensPerSec = per(float64(a.inTok + a.outTok))
@@ -272,6 +277,9 @@ func (a *Acc) Group(key string) *Group {
 	}
 	if a.metrics != nil {
 		g.only = !a.lite
+		if g.only {
+			g.SessionStartsPerSec = Num(math.NaN()) // --only reads no turn or attempt
+		}
 		g.Metrics = a.describe(a.metrics)
 		if a.convs != nil {
 			g.Conversations = a.convStats()
