@@ -140,6 +140,10 @@ func kindOf(path string) (inputKind, error) {
 	if first == nil || errors.Is(first, record.ErrTruncated) {
 		return kindRecords, nil
 	}
+	var se *record.SyntaxError
+	if errors.As(first, &se) {
+		return kindRecords, fmt.Errorf("%s: neither records nor a server-metrics series (line %d: %w)", path, se.Line, se.Err)
+	}
 	return kindRecords, fmt.Errorf("%s: neither records nor a server-metrics series: %w", path, first)
 }
 
