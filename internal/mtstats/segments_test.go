@@ -68,7 +68,7 @@ func TestExpandInputs(t *testing.T) {
 		{"a glob that matches nothing", []string{p("x-*.jsonl")}, nil, "no file matches"},
 		{"a directory without records", []string{empty}, nil, "no record files"},
 	} {
-		got, err := ExpandInputs(tc.in)
+		got, _, err := ExpandInputs(tc.in)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%s: error %v, want %q", tc.name, err, tc.wantErr)

@@ -1,6 +1,7 @@
 package mtstats
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/mtkit/mtkit/internal/report"
@@ -17,6 +18,26 @@ func (o *Options) pairSeries() {
 	if o.NoMetrics {
 		o.Metrics = ""
 	}
+}
+
+// useSeries takes the server-metrics series files found among the inputs
+// (ExpandInputs) as --metrics-file: at most one, agreeing with the flag,
+// and beside records to join it with.
+func useSeries(o *Options, series []string) error {
+	switch {
+	case len(series) == 0:
+		return nil
+	case len(series) > 1:
+		return &UsageError{fmt.Errorf("%s and %s are both server-metrics series: give one (--metrics-file)", series[0], series[1])}
+	case o.Metrics != "" && o.Metrics != series[0]:
+		return &UsageError{fmt.Errorf("%s is a server-metrics series, and --metrics-file names %s: give one", series[0], o.Metrics)}
+	case len(o.Inputs) == 0:
+		return &UsageError{fmt.Errorf("%s is a server-metrics series: give the records file too", series[0])}
+	case o.Records || o.To != "":
+		return &UsageError{errors.New("--records and --to write records: a server-metrics series is no input of theirs")}
+	}
+	o.Metrics = series[0]
+	return nil
 }
 
 // attachServer adds the server report to rep when a series file is known

@@ -150,7 +150,11 @@ func Run(ctx context.Context, o Options) error {
 	if o.Check && len(objs) == 0 && capIn == nil {
 		return errors.New("--check needs --slo")
 	}
-	if o.Inputs, err = ExpandInputs(o.Inputs); err != nil { // segments.go
+	var series []string
+	if o.Inputs, series, err = ExpandInputs(o.Inputs); err != nil { // expand.go
+		return err
+	}
+	if err := useSeries(&o, series); err != nil {
 		return err
 	}
 	fs := &record.Files{Paths: o.Inputs, Stdin: o.Stdin}

@@ -25,11 +25,14 @@ const (
 	FormatCSV      = "csv"
 )
 
-// Render writes rep to w in format.
+// Render writes rep to w in format. JSON is indented and writes '<', '>'
+// and '&' as themselves: objectives read "ttft_p95<=60ms", not
+// "ttft_p95\u003c=60ms" (as sweep's Capacity.WriteJSON writes them).
 func Render(w io.Writer, rep *Report, format string) error {
 	switch format {
 	case FormatJSON:
 		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	case FormatCSV:

@@ -69,10 +69,23 @@ type Verdict interface {
 // --only has only the figures it computed.
 func (g *Group) MarshalJSON() ([]byte, error) {
 	if g.only {
-		return json.Marshal(onlyGroup{g.GroupCounts, g.Metrics})
+		return marshalPlain(onlyGroup{g.GroupCounts, g.Metrics})
 	}
 	type plain Group // without the method
-	return json.Marshal((*plain)(g))
+	return marshalPlain((*plain)(g))
+}
+
+// marshalPlain is json.Marshal with '<', '>' and '&' as themselves, as
+// the report's encoder writes them (report.Render): a group's SLO
+// objectives read "ttft_p95<=60ms", not "ttft_p95\u003c=60ms".
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Limited reports whether g has only the figures of a report limited by

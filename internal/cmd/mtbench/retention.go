@@ -67,7 +67,11 @@ func (b *bench) retention(ctx context.Context, dir string) error {
 			if r == nil {
 				return fmt.Errorf("mtstats reported no cache_retention")
 			}
-			b.logf("run %d, cached_tokens hidden %v: basis %s, capacity %v, tiers %+v, in %s %s", i+1, hide, r.Basis, fmtPtr(r.Capacity), r.Tiers, wall.Round(100*time.Millisecond), r.Note)
+			tiers := "none"
+			if r.Tiers != nil {
+				tiers = "local " + fmtPtr(r.Tiers.Local) + ", total " + fmtPtr(r.Tiers.Total)
+			}
+			b.logf("run %d, cached_tokens hidden %v: basis %s, capacity %s, tiers %s, in %s %s", i+1, hide, r.Basis, fmtPtr(r.Capacity), tiers, wall.Round(100*time.Millisecond), r.Note)
 			if hide {
 				if r.Basis != "ttft" {
 					return fmt.Errorf("cached_tokens hidden: basis %q, want ttft", r.Basis)
