@@ -2,11 +2,13 @@ package replay
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/conv"
 )
 
@@ -101,11 +103,17 @@ func checkBody(t *testing.T, o *Options, spec requestSpec) {
 	}
 }
 
-// TestRequestBodyBytes checks that the request body is byte-identical to
-// encoding/json's rendering of the body as a map, for every option that
-// shapes it and for text that encoding/json escapes.
-func TestRequestBodyBytes(t *testing.T) {
-	t.Parallel()
+// bodyCase is one request body of the byte tests.
+type bodyCase struct {
+	name string
+	o    Options
+	spec requestSpec
+}
+
+// bodyCases are the request bodies of TestRequestBodyBytes and
+// TestRequestBodyGolden: every option that shapes a body, and text that
+// encoding/json escapes.
+func bodyCases() []bodyCase {
 	temp, tiny, seed := 0.7, 1e-7, int64(-42)
 	msgs := []conv.Message{
 		{Role: conv.RoleSystem, Content: "be brief"},
@@ -116,11 +124,7 @@ func TestRequestBodyBytes(t *testing.T) {
 		{Role: conv.RoleUser, Content: "plain"},
 	}
 	tools := []json.RawMessage{json.RawMessage(`{"type": "function", "function": {"name": "get"}}`)}
-	for _, tc := range []struct {
-		name string
-		o    Options
-		spec requestSpec
-	}{
+	return []bodyCase{
 		{"default stream", Options{Stream: true, IncludeUsage: true}, requestSpec{Model: "m", Messages: msgs, MaxTokens: 5}},
 		{"continuous usage only", Options{Stream: true, ContinuousUsage: true}, requestSpec{Model: "m", Messages: msgs}},
 		{"both usages", Options{Stream: true, IncludeUsage: true, ContinuousUsage: true}, requestSpec{Model: "m", Messages: msgs}},
@@ -137,12 +141,44 @@ func TestRequestBodyBytes(t *testing.T) {
 			requestSpec{Model: "m", Messages: msgs}},
 		{"extra body kept when unset", Options{ExtraBody: map[string]any{"max_tokens": 9, "conversation_id": "x"}},
 			requestSpec{Model: "m", Messages: msgs}},
-	} {
+	}
+}
+
+// TestRequestBodyBytes checks that the request body is byte-identical to
+// encoding/json's rendering of the body as a map, for every option that
+// shapes it and for text that encoding/json escapes.
+func TestRequestBodyBytes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range bodyCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			checkBody(t, &tc.o, tc.spec)
 		})
 	}
+}
+
+// TestRequestBodyGolden pins the bytes of bodyCases' bodies, each also
+// sent to the completions endpoint, in testdata/bodies.golden: a change
+// to the body writer or to its reference (mapBody) shows there.
+func TestRequestBodyGolden(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	for _, tc := range bodyCases() {
+		apis := []API{tc.o.API}
+		if tc.o.API != APICompletions {
+			apis = append(apis, APICompletions)
+		}
+		for _, api := range apis {
+			o := tc.o
+			o.API = api
+			got, err := o.buildBody(tc.spec)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			fmt.Fprintf(&b, "%s (%s)\n%s\n\n", tc.name, cmp.Or(api, APIChat), got)
+		}
+	}
+	clitest.Golden(t, "testdata/bodies.golden", b.Bytes())
 }
 
 // FuzzRequestBody checks the request body against encoding/json's for
