@@ -91,12 +91,7 @@ var (
 // numbers (issue 23: legends read "–" until hovered).
 func TestHTMLValuesInPage(t *testing.T) {
 	t.Parallel()
-	recs := statstest.Records(statstest.Config{Seed: 7, Run: "r", Convs: 20, MaxTurns: 4, ITL: true})
-	p := writeTemp(t, "r.jsonl", statstest.JSONL(t, recs))
-	html := filepath.Join(t.TempDir(), "r.html")
-	runJSON(t, Options{Inputs: []string{p}, HTML: html})
-	data, _ := os.ReadFile(html)
-	page := string(data)
+	page := htmlOf(t, statstest.Config{Seed: 7, Run: "r", Convs: 20, MaxTurns: 4, ITL: true})
 	charts := htmlCharts(t, page)
 	boxes := chartBoxRe.FindAllStringSubmatch(page, -1)
 	if len(boxes) != len(charts) || len(charts) < 8 {
@@ -223,4 +218,17 @@ func readGz(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// htmlOf returns the HTML report of the records cfg makes.
+func htmlOf(t *testing.T, cfg statstest.Config) string {
+	t.Helper()
+	p := writeTemp(t, "r.jsonl", statstest.JSONL(t, statstest.Records(cfg)))
+	html := filepath.Join(t.TempDir(), "r.html")
+	runJSON(t, Options{Inputs: []string{p}, HTML: html})
+	data, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
