@@ -259,7 +259,12 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	if err := startMetrics(ctx, o, s.Err, &outs); err != nil {
 		return err
 	}
-	sink := replay.Sink{Records: o.vllm.Collect(recs, s.Err), Log: s.Err}
+	defer o.vllm.Remove()
+	collected, err := o.vllm.Collect(recs, s.Err)
+	if err != nil {
+		return err
+	}
+	sink := replay.Sink{Records: collected, Log: s.Err}
 	if len(o.stage.stages) > 0 {
 		sink.Records = stageLoads{sink.Records, 1, o.stage.stages}
 	}
