@@ -22,6 +22,7 @@ import (
 	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/source"
+	"github.com/mtkit/mtkit/internal/stagerun"
 	"github.com/mtkit/mtkit/internal/tokenize"
 	"github.com/mtkit/mtkit/internal/vllmcompat"
 )
@@ -56,7 +57,7 @@ type options struct {
 	cfg     configFile     // --config, --dry-run (config.go)
 	// replayRun, when set, replaces replay.Run: tests check the sweep
 	// loop's wiring with it, without a server or a clock.
-	replayRun func(stop, abort context.Context, o replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error)
+	replayRun stagerun.RunFunc
 }
 
 // options checks the flags and turns them into the run's settings;
@@ -266,7 +267,7 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	}
 	sink := replay.Sink{Records: collected, Log: s.Err}
 	if len(o.stage.stages) > 0 {
-		sink.Records = stageLoads{sink.Records, 1, o.stage.stages}
+		sink.Records = stagerun.StageLoads{Encoder: sink.Records, First: 1, Stages: o.stage.stages}
 	}
 	if o.convOut != "" {
 		f, err := iox.Create(o.convOut, s.Out)
