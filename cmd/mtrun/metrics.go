@@ -21,8 +21,8 @@ type metricsOptions struct {
 	limits   metrics.Limits // --metrics-max-series, --metrics-max-bytes
 
 	// Set during the run, for the manifest.
-	path    string
-	targets []metrics.TargetStats
+	path string
+	run  *metrics.Run // its Targets are the scrape counts, once closed
 }
 
 // metricsOptions checks the --metrics-* flags.
@@ -46,7 +46,7 @@ func (v *flagValues) metricsOptions() (metricsOptions, error) {
 // startMetrics starts scraping the server's metrics into the series file
 // (metrics.StartRun), registered with outs so that closing the outputs
 // stops the scraper (with a last scrape) before closing the file.
-func startMetrics(ctx context.Context, o *options, stderr io.Writer, outs *outputs) error {
+func startMetrics(ctx context.Context, o *options, stderr io.Writer, outs *command.Outputs) error {
 	m := &o.metrics
 	if m.off {
 		return nil
@@ -69,12 +69,8 @@ func startMetrics(ctx context.Context, o *options, stderr io.Writer, outs *outpu
 	if err != nil || run == nil {
 		return err
 	}
-	m.path = path
-	outs.add(path, closerFunc(func() error {
-		err := run.Close()
-		m.targets = run.Targets
-		return err
-	}))
+	m.path, m.run = path, run
+	outs.Add(path, run)
 	return nil
 }
 
@@ -82,10 +78,6 @@ func startMetrics(ctx context.Context, o *options, stderr io.Writer, outs *outpu
 func (o *options) server() metrics.Server {
 	return metrics.Server{URL: o.replay.URL, Headers: o.replay.Headers, APIKey: o.replay.APIKey}
 }
-
-type closerFunc func() error
-
-func (f closerFunc) Close() error { return f() }
 
 // seriesInfo is the manifest's "metrics" object.
 type seriesInfo struct {
@@ -98,5 +90,5 @@ func (m *metricsOptions) manifest() *seriesInfo {
 	if m.path == "" {
 		return nil
 	}
-	return &seriesInfo{File: m.path, Interval: m.interval.String(), Targets: m.targets}
+	return &seriesInfo{File: m.path, Interval: m.interval.String(), Targets: m.run.Targets}
 }

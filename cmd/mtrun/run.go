@@ -250,13 +250,13 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		o.replay.URL = srv.URL
 	}
 
-	var outs outputs
-	defer outs.close() // on early returns; errors are reported below
+	var outs command.Outputs
+	defer outs.Close() // on early returns; errors are reported below
 	recs, err := record.Create(o.records, s.Out)
 	if err != nil {
 		return err
 	}
-	outs.add("records", recs)
+	outs.Add("records", recs)
 	if err := startMetrics(ctx, o, s.Err, &outs); err != nil {
 		return err
 	}
@@ -275,7 +275,7 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 			return err
 		}
 		out := vllmcompat.ConversationsOut(o.convOut, f)
-		outs.add(o.convOut, out)
+		outs.Add(o.convOut, out)
 		sink.Conversations = conv.NewWriter(out)
 	}
 	if command.IsTerminal(s.Err) && !o.quiet {
@@ -313,14 +313,14 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	// The first error is the one reported: a write error during the run
 	// before one closing the outputs, before one writing the manifest.
 	// The others go to stderr.
-	errs := []error{runErr, outs.close(), derr}
+	errs := []error{runErr, outs.Close(), derr}
 	if sum != nil {
 		errs = append(errs, o.vllm.Write(in.Sessions(), warmSec, time.Now()), writeManifest(o, sum, digest, started, s.Out))
 		if !o.quiet {
 			printSummary(s.Err, sum, o.askedRate())
 		}
 	}
-	if err := firstError(errs...); err != nil {
+	if err := command.FirstError("mtrun", errs...); err != nil {
 		return err
 	}
 	if stop.Err() != nil && ctx.Err() == nil {
@@ -331,72 +331,6 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	}
 	return nil
 }
-
-// outputs closes mtrun's outputs once, in the order they were opened.
-type outputs struct {
-	names   []string
-	closers []io.Closer
-	closed  bool
-}
-
-func (o *outputs) add(name string, c io.Closer) {
-	o.names, o.closers = append(o.names, name), append(o.closers, c)
-}
-
-// close closes every output and returns the first error.
-func (o *outputs) close() error {
-	if o.closed {
-		return nil
-	}
-	o.closed = true
-	var first error
-	for i, c := range o.closers {
-		if err := c.Close(); err != nil && first == nil {
-			first = fmt.Errorf("closing %s: %w", o.names[i], err)
-		}
-	}
-	return first
-}
-
-// firstError returns the first non-nil error, with the later ones as
-// "mtrun: also:" lines after its message, so no failure goes unseen but
-// none hides the first (which keeps deciding the exit status).
-func firstError(errs ...error) error {
-	var first *alsoError
-	for _, err := range errs {
-		switch {
-		case err == nil:
-		case first == nil:
-			first = &alsoError{err: err}
-		default:
-			first.also = append(first.also, err)
-		}
-	}
-	if first == nil {
-		return nil
-	}
-	if len(first.also) == 0 {
-		return first.err
-	}
-	return first
-}
-
-// alsoError is an error followed by later ones, printed after it.
-type alsoError struct {
-	err  error
-	also []error
-}
-
-func (e *alsoError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.err.Error())
-	for _, a := range e.also {
-		b.WriteString("\nmtrun: also: " + a.Error())
-	}
-	return b.String()
-}
-
-func (e *alsoError) Unwrap() error { return e.err }
 
 // checkOutputDirs fails, naming the flag and its path, when the directory
 // of an output file does not exist: the manifest, written first next to

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +12,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/manifest"
-	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/schedule"
-	"github.com/mtkit/mtkit/internal/sweep"
 )
 
 // TestStagesUsage checks the usage errors of --stages: one line on

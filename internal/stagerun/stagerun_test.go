@@ -34,4 +34,3 @@ func TestStageLoads(t *testing.T) {
 		t.Errorf("stage loads %q, want %q", got, want)
 	}
 }
-

@@ -5,9 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
-	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/vllmcompat"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -16,7 +15,7 @@ import (
 // std with ddof = 1) and the tail selection of --warmup-percentages.
 func TestWriteVLLMXLSX(t *testing.T) {
 	t.Parallel()
-	var reqs []Request
+	var reqs []vllmcompat.Request
 	for i, ttft := range []float64{4, 1, 3, 2} { // start order: 1, 2, 3, 4 below
 		reqs = append(reqs, vllmcompat.Request{TTFTMs: ttft, LatencyMs: 10, StartTimeMs: 1000 * ttft, ConversationID: "c", ClientID: i})
 	}

@@ -48,11 +48,10 @@ type Outputs struct {
 	mu       sync.Mutex
 	requests []Request
 	log      io.Writer
-	// copies is the records' copy for mtstats (in file copy), sent their
-	// number; nil without Excel.
-	copies record.Encoder
-	copy   string
-	sent   int
+	// copies writes the records' copy for mtstats to the file copyPath;
+	// nil without Excel.
+	copies   record.Encoder
+	copyPath string
 }
 
 // Collect returns enc, also keeping vLLM's row of every record (after the
@@ -69,9 +68,9 @@ func (v *Outputs) Collect(enc record.Encoder, log io.Writer) (record.Encoder, er
 		if err != nil {
 			return nil, fmt.Errorf("--excel-output: %w", err)
 		}
-		v.copy = f.Name()
+		v.copyPath = f.Name()
 		f.Close()
-		if v.copies, err = record.Create(v.copy, nil); err != nil {
+		if v.copies, err = record.Create(v.copyPath, nil); err != nil {
 			return nil, fmt.Errorf("--excel-output: %w", err)
 		}
 	}
@@ -80,15 +79,15 @@ func (v *Outputs) Collect(enc record.Encoder, log io.Writer) (record.Encoder, er
 
 // Remove removes the records' copy for the workbook, if any.
 func (v *Outputs) Remove() {
-	if v == nil || v.copy == "" {
+	if v == nil || v.copyPath == "" {
 		return
 	}
 	if v.copies != nil {
 		v.copies.Close()
 		v.copies = nil
 	}
-	os.Remove(v.copy)
-	v.copy = ""
+	os.Remove(v.copyPath)
+	v.copyPath = ""
 }
 
 type tee struct {
@@ -109,10 +108,9 @@ func (t *tee) Encode(r *record.Record) error {
 	if c := t.v.copies; c != nil {
 		t.v.mu.Lock()
 		err := c.Encode(r)
-		t.v.sent++
 		t.v.mu.Unlock()
 		if err != nil {
-			return fmt.Errorf("--excel-output: the records' copy %s: %w", t.v.copy, err)
+			return fmt.Errorf("--excel-output: the records' copy %s: %w", t.v.copyPath, err)
 		}
 	}
 	return t.enc.Encode(r)
@@ -180,7 +178,7 @@ func (v *Outputs) mtstatsArgs(name string, conversations int, warmupSec *float64
 	for _, p := range params {
 		args = append(args, "--xlsx-param", p.String())
 	}
-	return append(args, "--", v.copy)
+	return append(args, "--", v.copyPath)
 }
 
 // runMtstats runs mtstats with args on the records' copy, which it then
@@ -190,7 +188,7 @@ func (v *Outputs) mtstatsArgs(name string, conversations int, warmupSec *float64
 func (v *Outputs) runMtstats(name string, args []string) error {
 	defer v.Remove()
 	if err := v.copies.Close(); err != nil {
-		return fmt.Errorf("the records' copy %s: %w", v.copy, err)
+		return fmt.Errorf("the records' copy %s: %w", v.copyPath, err)
 	}
 	v.copies = nil
 	exe, err := command.Sibling("mtstats", v.Exe)
