@@ -179,7 +179,12 @@ func TestExcelOutputWorkbook(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Chdir(tc.name)
-			args := append([]string{"--url", srv.URL, "-i", input, "-p", "2", "-e", "--stats-json-output", "stats.json", "--records", "r.jsonl"}, tc.args...)
+			server := []string{"--url", srv.URL}
+			if tc.name == "limits" {
+				server = []string{"--sim", "--sim-config", "preset=zero"} // it serves --model's name
+			}
+			args := append(server, "-i", input, "-p", "2", "-e", "--stats-json-output", "stats.json", "--records", "r.jsonl")
+			args = append(args, tc.args...)
 			got := mtrunBeside(t, exe, args...)
 			if got.code != 0 {
 				t.Fatalf("exit %d: %s", got.code, got.stderr)

@@ -91,18 +91,7 @@ func sameValue(a, b any) bool {
 	if a == b {
 		return true
 	}
-	num := func(v any) (float64, bool) {
-		switch n := v.(type) {
-		case int64:
-			return float64(n), true
-		case uint64:
-			return float64(n), true
-		case float64:
-			return n, true
-		}
-		return 0, false
-	}
-	x, ok1 := num(a)
-	y, ok2 := num(b)
+	x, ok1 := Param{Value: a}.Number()
+	y, ok2 := Param{Value: b}.Number()
 	return ok1 && ok2 && x == y
 }
