@@ -10,6 +10,7 @@ import (
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/inferenceperf"
 	"github.com/mtkit/mtkit/internal/replay"
+	"github.com/mtkit/mtkit/internal/replay/openai"
 	"github.com/mtkit/mtkit/internal/source"
 	"github.com/mtkit/mtkit/internal/stagerun"
 )
@@ -93,9 +94,9 @@ func (v *flagValues) applyInferencePerf(o *options, cfg *inferenceperf.Config) e
 		}
 	}
 	if unset(&v.api) {
-		r.API = replay.APICompletions
+		r.API = openai.APICompletions
 		if cfg.API.Chat {
-			r.API = replay.APIChat
+			r.API = openai.APIChat
 		}
 	}
 	if unset(&v.noStream) {
