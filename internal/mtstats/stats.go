@@ -74,6 +74,10 @@ type Options struct {
 	Metrics   string
 	NoMetrics bool
 
+	// NoRetention skips the cache retention analysis (cache_retention),
+	// as Only does: the report is otherwise the same.
+	NoRetention bool
+
 	HTML  string // also write a self-contained HTML report here
 	XLSX  string // also write an Excel workbook here
 	Every time.Duration
