@@ -208,8 +208,9 @@ func Run(ctx context.Context, o Options) error {
 			return c.finish(objs, false)
 		case <-tick:
 			c.mu.Lock()
+			retain := c.startRetention()
 			rep := c.report(objs, o.Compare)
-			c.attachRetention(rep)
+			retain(rep)
 			rep.Live = true
 			err := report.Render(o.Out, rep, o.Format)
 			c.mu.Unlock()
@@ -234,12 +235,14 @@ func (c *collector) finish(objs []judge.Objective, partial bool) error {
 	defer c.mu.Unlock()
 	c.stopped = true
 	o := c.opts
+	retain := c.startRetention()
 	rep := c.report(objs, o.Compare)
 	rep.Partial = partial
-	if err := c.attachServer(rep); err != nil {
+	err := c.attachServer(rep)
+	retain(rep) // also on error: the analysis must end before c.mu is released
+	if err != nil {
 		return err
 	}
-	c.attachRetention(rep)
 	if c.in.Duplicates > 0 {
 		fmt.Fprintf(o.Err, "%d duplicate records (same run_id, shard, seq) counted once\n", c.in.Duplicates)
 	}
