@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/replay/openai"
 )
 
 // session is the replay state of one conversation.
@@ -32,11 +33,16 @@ type session struct {
 	think   time.Duration // planned think time before the next turn
 	cur     turnSpec      // the next turn, set by runner.prepare
 	lastEnd time.Time     // end of the previous turn
-	failed  bool          // some turn failed after all retries
-	ended   bool          // no more turns will be sent
-	status  string        // finished, failed, abandoned or unfinished
-	aff     affinity      // what keeps the session's route
-	plan    sessionPlan   // what the schedule knows of it (plan.go)
+	// free is when the session's client last became free to send
+	// another conversation's turn: the end of the closed-loop lane's
+	// previous request, or when an arrival took its --max-in-flight
+	// slot (zero: only lastEnd applies). See clientWait.
+	free   time.Time
+	failed bool        // some turn failed after all retries
+	ended  bool        // no more turns will be sent
+	status string      // finished, failed, abandoned or unfinished
+	aff    affinity    // what keeps the session's route
+	plan   sessionPlan // what the schedule knows of it (plan.go)
 }
 
 // turnSpec is the next turn (request) of a session: the messages it adds
@@ -289,7 +295,7 @@ func (s *session) guard(user conv.Message, userTokens, maxTokens, maxLen int) in
 // those not sent before.
 func (s *session) encoded() ([]json.RawMessage, error) {
 	for len(s.enc) < len(s.hist) {
-		e, err := encodeMessage(s.hist[len(s.enc)])
+		e, err := openai.EncodeMessage(s.hist[len(s.enc)])
 		if err != nil {
 			return nil, err
 		}
