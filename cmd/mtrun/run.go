@@ -21,6 +21,7 @@ import (
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/replay/openai"
+	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/source"
 	"github.com/mtkit/mtkit/internal/tokenize"
@@ -50,7 +51,7 @@ type options struct {
 	// (source.Format.Timed): the run then follows the trace clock unless
 	// --rate, --users or --clients asks for another schedule.
 	timed   bool
-	sched   scheduleFlags  // --users, --user-gap, --time-scale
+	sched   scheduleFlags  // the load-shape flags (schedule.go)
 	metrics metricsOptions // metrics.go
 	scale   scaleOut       // segment.go
 	stage   stageSettings  // --stages, --sweep (stages.go)
@@ -98,8 +99,7 @@ func (v *flagValues) options(positional, args []string) (*options, error) {
 		SendConversationID: v.sendConvID || v.convIDField, SendSessionHeader: v.sendConvID || v.sessionIDHdr,
 		SessionTokens: v.sessionTokens.Value(), SessionCookies: v.sessionCookies, BackendHeader: v.backendHeader,
 		ToolChoice: toolChoice(v.toolChoice),
-		Clients:    v.clients, Active: v.active, Sampling: replay.Sampling(v.sampling), Rate: v.rate,
-		MaxInFlight: v.maxConcurrency, Loop: v.loop, MaxRequests: v.maxRequests, Duration: v.duration,
+		Sampling:   replay.Sampling(v.sampling), MaxInFlight: v.maxConcurrency, Loop: v.loop, MaxRequests: v.maxRequests, Duration: v.duration,
 		MaxTurns: v.maxUserTurns, WarmupTurns: v.warmupTurns,
 		FixedMaxTokens: v.maxTokens, LimitMinTokens: v.clampMin, LimitMaxTokens: v.clampMax, SendMinTokens: v.minTokens,
 		MaxModelLen: v.maxModelLen, MaxRetries: v.maxRetries, OnFailure: replay.OnFailure(v.onFailure),
@@ -120,9 +120,10 @@ func (v *flagValues) options(positional, args []string) (*options, error) {
 	default:
 		return nil, command.Usagef("--reasoning-in-history: %q is not keep or drop", v.reasoning)
 	}
+	poisson := false
 	switch v.arrival {
 	case "poisson":
-		r.Poisson = true
+		poisson = true
 	case "constant":
 	default:
 		return nil, command.Usagef("--arrival %q: want poisson or constant", v.arrival)
@@ -163,6 +164,7 @@ func (v *flagValues) options(positional, args []string) (*options, error) {
 	if o.sched, err = v.scheduleFlags(); err != nil {
 		return nil, err
 	}
+	o.sched.poisson = poisson
 	if err := v.scaleOut(o); err != nil {
 		return nil, err
 	}
@@ -287,7 +289,7 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		// vLLM's warmup sends the first turn of every conversation, then
 		// the replay starts over: the conversations are kept in between.
 		first, again := source.Rewind(in)
-		o.replay, sum, runErr = replay.WarmupStep(stop, abort, o.replay, first, replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
+		o.replay, sum, runErr = replay.WarmupStep(stop, abort, o.replay, o.sched.closed(), first, replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
 		if sum != nil {
 			warmSec = record.Ptr(sum.Elapsed.Seconds())
 		}
@@ -435,14 +437,14 @@ func openInput(o *options, s command.Streams) (*source.Input, error) {
 	return in, nil
 }
 
-// askedRate is the session-start rate --rate asked for, 0 when the run
-// asked for none, or for several (--stages, --sweep) or another shape
-// (a schedule).
+// askedRate is the session-start rate --rate asked for (the run's
+// schedule is a schedule.Rate), 0 when the run asked for none, or for
+// several (--stages, --sweep) or another shape.
 func (o *options) askedRate() float64 {
-	if len(o.stage.stages) > 0 || o.stage.sweep != nil || o.replay.Schedule != nil {
-		return 0
+	if r, ok := o.replay.Schedule.(schedule.Rate); ok {
+		return r.PerSecond
 	}
-	return o.replay.Rate
+	return 0
 }
 
 // printSummary prints the end-of-run summary; asked is the session-start

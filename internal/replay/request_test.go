@@ -376,7 +376,6 @@ func TestValidate(t *testing.T) {
 		{Options{URL: "http://x", API: "responses"}, "api:"},
 		{Options{URL: "http://x", Sampling: "lifo"}, "conversation sampling"},
 		{Options{URL: "http://x", OnFailure: "retry"}, "on-failure"},
-		{Options{URL: "http://x", Rate: -1}, "rate"},
 		{Options{URL: "http://x", Schedule: schedule.UserGap{N: 2}}, "users: 2 users with a gap of 0s"},
 		{Options{URL: "http://x", Schedule: schedule.Rate{}}, "rate: 0 sessions a second"},
 		{Options{URL: "http://x", LimitMinTokens: 10, LimitMaxTokens: 5}, "clamp-min-tokens"},
