@@ -251,22 +251,6 @@ func TestNoStreamAndCompletions(t *testing.T) {
 	}
 }
 
-func TestBaseURL(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"http://h:8000":      "http://h:8000/v1",
-		"http://h:8000/":     "http://h:8000/v1",
-		"http://h:8000/v1":   "http://h:8000/v1",
-		"http://h:8000/v1/":  "http://h:8000/v1",
-		"https://h/proxy/v1": "https://h/proxy/v1",
-		"https://h/proxy":    "https://h/proxy/v1",
-	} {
-		if got := BaseURL(in); got != want {
-			t.Errorf("BaseURL(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestRetryAfterHeader(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -317,20 +301,6 @@ func TestClassifyStatus(t *testing.T) {
 	} {
 		if retryable(class) != want {
 			t.Errorf("retryable(%q) = %v", class, !want)
-		}
-	}
-}
-
-func TestSnippet(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ in, want string }{
-		{`{"error":{"message":"no such model","type":"x"}}`, "no such model"},
-		{`{"error":"plain string"}`, "plain string"},
-		{"  gateway timeout \n", "gateway timeout"},
-		{strings.Repeat("a", 400), strings.Repeat("a", 300) + "..."},
-	} {
-		if got := snippet([]byte(tc.in)); got != tc.want {
-			t.Errorf("snippet(%.30q) = %.40q, want %.40q", tc.in, got, tc.want)
 		}
 	}
 }
