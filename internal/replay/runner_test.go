@@ -406,7 +406,7 @@ func TestClosedLoopConcurrency(t *testing.T) {
 func TestClientWait(t *testing.T) {
 	t.Parallel()
 	fs := newFakeServer(t, func(fs *fakeServer) { fs.tokenDelay = time.Millisecond })
-	res := replayT(t, Options{URL: fs.URL, Stream: true, Clients: 2, Active: 4}, simpleConvs(8, 3))
+	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: schedule.Closed{Clients: 2, Sessions: 4}}, simpleConvs(8, 3))
 	recs := res.final()
 	if len(recs) != 24 {
 		t.Fatalf("%d records, want 24", len(recs))
