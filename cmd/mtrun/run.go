@@ -460,7 +460,7 @@ func printSummary(w io.Writer, s *replay.Summary, asked float64) {
 	if s.Verified > 0 {
 		line := fmt.Sprintf("mtrun: --verify-output: %d of %d answers differ from the dataset's", s.Mismatched, s.Verified)
 		if f := s.FirstMismatch; f != nil {
-			line += fmt.Sprintf(" (first: conversation %s, turn %d)", f.Conversation, f.Turn)
+			line += fmt.Sprintf(" (first: conversation %s, user turn %d)", f.Conversation, f.Turn)
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -62,14 +62,14 @@ func flags(o *mtstats.Options) []cli.Flag {
 		cliflag.Strict(&o.Strict),
 
 		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Destination: &o.Format, Category: catReport, Usage: "report `FORMAT`: table, markdown, json, csv, or llm-d (llm-d-benchmark's benchmark report, one per stage)"},
-		&cli.StringFlag{Name: "by", Destination: &o.By, Category: catReport, Usage: "also report per `GROUP`: turn, conversation, client, phase, run, file or a record field"},
+		&cli.StringFlag{Name: "by", Destination: &o.By, Category: catReport, Usage: "also report per `GROUP`: turn (user turn: the conversation's request number, from 0), conversation, client, phase, run, file or a record field"},
 		&cli.StringFlag{Name: "by-detail", Value: report.ByTable, Destination: &o.ByDetail, Category: catReport, Usage: "with --by, what each group shows: `DETAIL` table (one row per group: requests, failed, TTFT, ITL and latency quantiles, input tokens, cache hit) or full (the whole report per group; implied by --compare, --html, --xlsx and --user-gaps)"},
-		&cli.StringFlag{Name: "only", Destination: &o.Only, Category: catReport, Usage: "report only `METRICS` (comma-separated: ttft, tpot, itl, latency, input_num_turns, input_num_tokens, output_num_tokens, output_num_chunks, intended_latency, lateness, think_planned, think_actual) with the request counts, runtime and request rate, reading only the fields they need: e.g. --by turn --only ttft"},
+		&cli.StringFlag{Name: "only", Destination: &o.Only, Category: catReport, Usage: "report only `METRICS` (comma-separated: ttft, tpot, itl, latency, input_num_turns (messages sent, vLLM's name), input_num_tokens, output_num_tokens, output_num_chunks, intended_latency, lateness, think_planned, think_actual) with the request counts, runtime and request rate, reading only the fields they need: e.g. --by turn --only ttft"},
 		&cli.BoolFlag{Name: "compare", Destination: &o.Compare, DisableDefaultText: true, Category: catReport, Usage: "show each input (label=file) side by side with ratios to the first"},
 		&cli.StringFlag{Name: "html", Destination: &o.HTML, Category: catReport, Usage: "also write a self-contained HTML report to `FILE`"},
 		&cli.StringFlag{Name: "xlsx", Destination: &o.XLSX, Category: catReport, Usage: "also write an Excel workbook to `FILE`"},
 		every,
-		&cli.BoolFlag{Name: "user-gaps", Destination: &o.UserGaps, DisableDefaultText: true, Category: catReport, Usage: "also describe the time between consecutive turns of each client (user), intended and realised: user_gap_intended_ms, user_gap_ms (compare with mtrun --user-gap; per user with --by client)"},
+		&cli.BoolFlag{Name: "user-gaps", Destination: &o.UserGaps, DisableDefaultText: true, Category: catReport, Usage: "also describe the time between consecutive requests (user turns) of each client (user), intended and realised: user_gap_intended_ms, user_gap_ms (compare with mtrun --user-gap; per user with --by client)"},
 		cliflag.MetricsFile(&o.Metrics, "the *.metrics.jsonl next to a single records file"),
 		cliflag.NoMetrics(&o.NoMetrics),
 
