@@ -59,11 +59,7 @@ func pipe(t *testing.T, b []byte) *os.File {
 func TestSeriesOnStdin(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	records := filepath.Join(dir, "r.jsonl")
-	line := `{"run_id":"r","seq":0,"conversation_id":"c","turn":0,"phase":"measure","start":"2026-11-23T22:00:01Z","end":"2026-11-23T22:00:02Z","status":200,"prompt_tokens":10,"cached_tokens":5}` + "\n"
-	if err := os.WriteFile(records, []byte(line), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	records := seriesRecord(t, dir)
 	plain := realSeries(t)
 	seriesFile := filepath.Join(dir, "s.jsonl")
 	if err := os.WriteFile(seriesFile, plain, 0o644); err != nil {
