@@ -292,7 +292,7 @@ func (v *flagValues) vllmFlags() []cli.Flag {
 		cliflag.Duration("request-timeout-sec", &v.vllmRequestTimeout, "per-request `TIMEOUT`, raised to 0.2 s per max_tokens for long answers (--request-timeout is fixed)"),
 		&cli.BoolFlag{Name: "excel-output", Aliases: []string{"e"}, Destination: &v.excel, Usage: "write statistics_<clients>_clients__<time>.xlsx (sheets Summary and Raw data, vLLM's columns)"},
 		&cli.StringFlag{Name: "stats-json-output", Destination: &v.statsJSON, Usage: "write the per-request statistics (ttft_ms, tpot_ms, ...) as a JSON list to `FILE`"},
-		&cli.StringFlag{Name: "warmup-percentages", Value: "0%", Destination: &v.warmupPct, Usage: "summarise the workbook without the first `P%`[,P%...] of the requests (ignored with --warmup-step)"},
+		cliflag.WarmupPercentages(&v.warmupPct, "0%"),
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Destination: &v.verbose, Usage: "one line per request on stderr, and time_between_user_turns_sec in the workbook"},
 		&cli.BoolFlag{Name: "no-early-stop", Destination: &v.noEarlyStop, Usage: "do not stop when one client is done; mtrun never stops early, so this changes nothing"},
 		&cli.BoolFlag{Name: "trust-remote-code", Destination: &v.trustRemoteCode, Usage: "accepted for vLLM command lines; mtrun runs no tokenizer code"},

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
@@ -312,11 +313,16 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
-// TestRetryAfterHonoured checks that a 429's Retry-After is honoured even though
-// the backoff alone would retry at once.
+// TestRetryAfterHonoured checks, on synctest's clock, that a 429's
+// Retry-After is honoured even though the backoff alone would retry at
+// once.
 func TestRetryAfterHonoured(t *testing.T) {
 	t.Parallel()
-	fs := newFakeServer(t, func(fs *fakeServer) {
+	synctest.Test(t, func(t *testing.T) { retryAfterHonoured(t) })
+}
+
+func retryAfterHonoured(t *testing.T) {
+	fs, dial := newPipeServer(t, func(fs *fakeServer) {
 		fs.hook = func(w http.ResponseWriter, r *http.Request, req *seenRequest) bool {
 			if req.N != 1 {
 				return false
@@ -326,13 +332,13 @@ func TestRetryAfterHonoured(t *testing.T) {
 			return true
 		}
 	})
-	res := replayT(t, Options{URL: fs.URL, Stream: true, MaxRetries: 1}, simpleConvs(1, 1))
+	res := replayT(t, Options{URL: fs.URL, Stream: true, MaxRetries: 1, dial: dial}, simpleConvs(1, 1))
 	reqs := fs.requests()
 	if len(reqs) != 2 || len(res.recs) != 2 {
 		t.Fatalf("%d requests, %d records, want 2 and 2", len(reqs), len(res.recs))
 	}
-	if gap := reqs[1].At.Sub(reqs[0].At); gap < 950*time.Millisecond || gap > 3*time.Second {
-		t.Errorf("retry %v after the 429, want about 1s", gap)
+	if gap := reqs[1].At.Sub(reqs[0].At); gap < time.Second || gap > time.Second+5*time.Millisecond {
+		t.Errorf("retry %v after the 429, want 1s (Retry-After; the backoff is at most 5 ms)", gap)
 	}
 	r := res.recs[0]
 	if r.ErrorClass != record.ErrRateLimit || r.Status != 429 || !r.Retried || r.Error != "HTTP 429: slow down" {
@@ -964,12 +970,17 @@ func TestAbort(t *testing.T) {
 	}
 }
 
-// TestStreamErrorNoDrain sends a malformed chunk and keeps the stream open:
-// the attempt fails at once and the retry is not held up by the rest of
-// the broken response.
+// TestStreamErrorNoDrain sends a malformed chunk and keeps the stream open
+// for 5 s: the attempt fails at once and the retry is not held up by the
+// rest of the broken response (on synctest's clock, so the retry's time
+// is exact).
 func TestStreamErrorNoDrain(t *testing.T) {
 	t.Parallel()
-	fs := newFakeServer(t, func(fs *fakeServer) {
+	synctest.Test(t, func(t *testing.T) { streamErrorNoDrain(t) })
+}
+
+func streamErrorNoDrain(t *testing.T) {
+	fs, dial := newPipeServer(t, func(fs *fakeServer) {
 		fs.hook = func(w http.ResponseWriter, r *http.Request, req *seenRequest) bool {
 			if req.N != 1 {
 				return false
@@ -982,13 +993,13 @@ func TestStreamErrorNoDrain(t *testing.T) {
 			return true
 		}
 	})
-	res := replayT(t, Options{URL: fs.URL, Stream: true, MaxRetries: 1}, simpleConvs(1, 1))
+	res := replayT(t, Options{URL: fs.URL, Stream: true, MaxRetries: 1, dial: dial}, simpleConvs(1, 1))
 	reqs := fs.requests()
 	if len(res.recs) != 2 || res.recs[0].ErrorClass != record.ErrStream || !res.recs[1].OK() {
 		t.Fatalf("records %+v", res.recs)
 	}
-	if gap := reqs[1].At.Sub(reqs[0].At); gap > time.Second {
-		t.Errorf("retry sent %v after the broken stream: the client waited for its end", gap)
+	if gap := reqs[1].At.Sub(reqs[0].At); gap > 5*time.Millisecond {
+		t.Errorf("retry sent %v after the broken stream, want within the 5 ms backoff: the client waited for its end", gap)
 	}
 }
 
