@@ -199,7 +199,7 @@ func (v *flagValues) flags() []cli.Flag {
 		&cli.Float64Flag{Name: "request-rate", DefaultText: "none", Destination: &v.requestRate, Category: load, Usage: "vLLM's per-user rate: exponential think time with mean 1/`R` s"},
 		&cli.BoolFlag{Name: "loop", Destination: &v.loop, Category: load, Usage: "recycle conversations (fresh ids) until --duration or --max-requests"},
 		&cli.IntFlag{Name: "users", Destination: &v.users, Category: load, Usage: "user-centric timing: `N` users, each sending a request (user turn) every --user-gap, staggered by gap/N, one conversation at a time (excludes --rate and --clients)"},
-		cat(load, cliflag.Duration("user-gap", &v.userGap, "user-centric timing: time `GAP` between the requests (user turns) of a user (a request not ready then goes when its previous answer ends, recorded as lateness)")),
+		cat(load, cliflag.Duration("user-gap", &v.userGap, "user-centric timing: time `GAP` between the requests (user turns) of a user (a request not ready then goes when its previous answer ends, recorded as client wait)")),
 		&cli.Float64Flag{Name: "time-scale", DefaultText: "1", Destination: &v.timeScale, Category: load, Usage: "trace clock of a timed input: multiply the trace's times by `F` (0.1 replays ten times faster)"},
 
 		&cli.IntFlag{Name: "max-requests", Aliases: []string{"n", "max-num-requests"}, DefaultText: "all", Destination: &v.maxRequests, Category: limits, Usage: "stop after `N` requests"},
