@@ -1,0 +1,124 @@
+package rxstamp
+
+import (
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// TestReadErrors: reads through a Reader fail as
+// net.Conn reads do: a deadline is a timeout, a closed peer an EOF.
+func TestReadErrors(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	peer := <-accepted
+	if peer == nil {
+		t.Fatal("accept failed")
+	}
+	r := New(nc)
+	if r == nil {
+		t.Fatal("no Reader for a TCP connection")
+	}
+	nc.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+	_, err = r.Read(make([]byte, 8))
+	if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+		t.Fatalf("read past the deadline: %v, want a timeout", err)
+	}
+	if oe, ok := err.(*net.OpError); !ok || oe.Op != "read" {
+		t.Errorf("read past the deadline: %#v, want a read *net.OpError", err)
+	}
+	nc.SetReadDeadline(time.Time{})
+	peer.Write([]byte("ab"))
+	peer.Close()
+	got, err := io.ReadAll(r)
+	if err != nil || string(got) != "ab" {
+		t.Fatalf("ReadAll = %q, %v; want \"ab\", nil", got, err)
+	}
+}
+
+// TestNewNotTCP: connections that are not plain TCP get no Reader.
+func TestNewNotTCP(t *testing.T) {
+	t.Parallel()
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	if r := New(a); r != nil {
+		t.Errorf("New(net.Pipe) = %v, want nil", r)
+	}
+}
+
+// TestConnReceived: a Conn reads through its Reader, whose Received lies
+// within the peer's write, though the read came 20 ms after it; before
+// any read it is the current time.
+func TestConnReceived(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	nc := <-accepted
+	if nc == nil {
+		t.Fatal("accept failed")
+	}
+	r := New(nc)
+	if r == nil {
+		t.Fatal("no Reader for a TCP connection")
+	}
+	c := &Conn{Conn: nc, R: r}
+	defer c.Close()
+	t0 := time.Now()
+	if got := r.Received(); got.Before(t0) {
+		t.Errorf("Received before any read = %v before the call", t0.Sub(got))
+	}
+	before := time.Now()
+	if _, err := peer.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	time.Sleep(20 * time.Millisecond) // the reader reads late
+	buf := make([]byte, 16)
+	n, err := c.Read(buf)
+	if err != nil || string(buf[:n]) != "hello" {
+		t.Fatalf("Read = %q, %v", buf[:n], err)
+	}
+	got := r.Received()
+	// A millisecond's room either side for the wall and monotonic clocks'
+	// drift (the kernel's stamp is on the wall clock).
+	if got.Before(before.Add(-time.Millisecond)) || got.After(after.Add(time.Millisecond)) {
+		t.Errorf("Received %v after the write began, which took %v", got.Sub(before), after.Sub(before))
+	}
+}
