@@ -14,6 +14,7 @@ import (
 	"github.com/mtkit/mtkit/internal/inferenceperf"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
+	"github.com/mtkit/mtkit/internal/replay/openai"
 	"github.com/mtkit/mtkit/internal/source"
 	"github.com/mtkit/mtkit/internal/sweep"
 )
@@ -97,9 +98,9 @@ func (v *flagValues) applyInferencePerf(o *options, cfg *inferenceperf.Config) e
 		}
 	}
 	if unset(&v.api) {
-		r.API = replay.APICompletions
+		r.API = openai.APICompletions
 		if cfg.API.Chat {
-			r.API = replay.APIChat
+			r.API = openai.APIChat
 		}
 	}
 	if unset(&v.noStream) {

@@ -20,6 +20,7 @@ import (
 	"github.com/mtkit/mtkit/internal/manifest"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
+	"github.com/mtkit/mtkit/internal/replay/openai"
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/source"
 	"github.com/mtkit/mtkit/internal/tokenize"
@@ -91,7 +92,7 @@ func (v *flagValues) options(positional, args []string) (*options, error) {
 	}
 	r := &o.replay
 	*r = replay.Options{
-		URL: v.url, Model: v.model, APIKey: v.apiKey, API: replay.API(v.api),
+		URL: v.url, Model: v.model, APIKey: v.apiKey, API: openai.API(v.api),
 		Stream: !v.noStream, IncludeUsage: !v.noUsage, ContinuousUsage: v.continuousUsage,
 		MaxCompletionTokensField: v.maxCompField, IgnoreEOS: v.ignoreEOS, N: v.choices,
 		SendConversationID: v.sendConvID || v.convIDField, SendSessionHeader: v.sendConvID || v.sessionIDHdr,

@@ -475,12 +475,7 @@ func TestVerifyOutput(t *testing.T) {
 // (issue 23: KV-cache usage of 0-6 % drawn on a 0-100 % axis).
 func TestHTMLBinsAndScales(t *testing.T) {
 	t.Parallel()
-	recs := statstest.Records(statstest.Config{Seed: 12, Run: "r", Convs: 20, MaxTurns: 3, ITL: true})
-	p := writeTemp(t, "r.jsonl", statstest.JSONL(t, recs))
-	html := filepath.Join(t.TempDir(), "r.html")
-	runJSON(t, Options{Inputs: []string{p}, HTML: html})
-	data, _ := os.ReadFile(html)
-	page := string(data)
+	page := htmlOf(t, statstest.Config{Seed: 12, Run: "r", Convs: 20, MaxTurns: 3, ITL: true})
 	seen := 0
 	for _, c := range htmlCharts(t, page) {
 		switch c.Title {
@@ -518,7 +513,7 @@ func TestHTMLCompare(t *testing.T) {
 	data, _ := os.ReadFile(html)
 	page := string(data)
 	for _, c := range htmlCharts(t, page) {
-		if c.Time {
+		if c.XLabel == "time" {
 			t.Errorf("chart %q on the clock under --compare", c.Title)
 		}
 		labels := ""

@@ -32,7 +32,7 @@ type client struct {
 	base       string          // base URL ending in /v1
 	apiKey     string
 	headers    http.Header
-	api        API
+	api        openai.API
 	stream     bool
 	// answered is set once any response head has come: the server is
 	// alive (see runner.watchHung).
@@ -99,7 +99,7 @@ func (c *client) wireFor(session http.Header) (httpwire.Header, bool) {
 }
 
 func (c *client) endpoint() string {
-	if c.api == APICompletions {
+	if c.api == openai.APICompletions {
 		return c.base + "/completions"
 	}
 	return c.base + "/chat/completions"

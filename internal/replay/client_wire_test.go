@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/mtkit/mtkit/internal/replay/openai"
 )
 
 // TestClientTransportChoice: completion requests go through httpwire
@@ -44,7 +46,7 @@ func TestClientTransportChoice(t *testing.T) {
 			for k, v := range tc.headers {
 				h[k] = v
 			}
-			c := newClient(&Options{URL: tc.url, APIKey: "sk-secret", Headers: h, API: APIChat}, 4)
+			c := newClient(&Options{URL: tc.url, APIKey: "sk-secret", Headers: h, API: openai.APIChat}, 4)
 			defer c.close()
 			if _, wire := c.wireFor(tc.session); wire != tc.wantWire {
 				t.Fatalf("wire client chosen: %v, want %v", wire, tc.wantWire)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/replay/openai"
 	"github.com/mtkit/mtkit/internal/schedule"
 )
 
@@ -56,7 +57,7 @@ type Options struct {
 	Model   string      // empty: first id of /v1/models
 	APIKey  string      // sent as a bearer token; never recorded
 	Headers http.Header // extra headers
-	API     API
+	API     openai.API
 	// ExtraBody is merged into every request body.
 	ExtraBody                map[string]any
 	Stream                   bool
@@ -193,6 +194,15 @@ func (o *Options) minTokens(maxTokens int) int {
 	return 0
 }
 
+// params are the body fields every request of the run shares.
+func (o *Options) params() openai.Params {
+	return openai.Params{
+		API: o.API, ExtraBody: o.ExtraBody, Stream: o.Stream, IncludeUsage: o.IncludeUsage,
+		ContinuousUsage: o.ContinuousUsage, MaxCompletionTokensField: o.MaxCompletionTokensField,
+		Temperature: o.Temperature, Seed: o.Seed, IgnoreEOS: o.IgnoreEOS, N: o.N, ToolChoice: o.ToolChoice,
+	}
+}
+
 // StretchPerToken is the time per max_tokens token that StretchTimeout
 // allows (vLLM assumes a TPOT of 200 ms).
 const StretchPerToken = 200 * time.Millisecond
@@ -216,7 +226,7 @@ type Counter interface {
 // withDefaults returns a copy with zero values replaced by defaults.
 func (o Options) withDefaults() Options {
 	if o.API == "" {
-		o.API = APIChat
+		o.API = openai.APIChat
 	}
 	if o.Phase == "" {
 		o.Phase = record.PhaseMeasure
@@ -268,7 +278,7 @@ func (o *Options) Validate() error {
 	switch {
 	case o.URL == "":
 		return errors.New("url: missing (set --url or OPENAI_BASE_URL, or use --sim)")
-	case o.API != "" && o.API != APIChat && o.API != APICompletions:
+	case o.API != "" && o.API != openai.APIChat && o.API != openai.APICompletions:
 		return fmt.Errorf("api: %q is not chat or completions", o.API)
 	case o.Sampling != "" && o.Sampling != SampleRoundRobin && o.Sampling != SampleRandom:
 		return fmt.Errorf("conversation sampling: %q is not round_robin or random", o.Sampling)

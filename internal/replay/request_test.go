@@ -12,6 +12,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/replay/openai"
 	"github.com/mtkit/mtkit/internal/schedule"
 )
 
@@ -73,7 +74,7 @@ func TestRequestBody(t *testing.T) {
 		},
 		{
 			name:   "completions",
-			opts:   Options{API: APICompletions, Stream: true, IncludeUsage: true, MaxCompletionTokensField: true},
+			opts:   Options{API: openai.APICompletions, Stream: true, IncludeUsage: true, MaxCompletionTokensField: true},
 			path:   "/v1/completions",
 			prompt: "System: be brief\n\nUser: hello\n\nAssistant:",
 			want: map[string]any{"model": "fake-model", "max_tokens": 5.0, "stream": true,
@@ -217,8 +218,8 @@ func TestNoStreamAndCompletions(t *testing.T) {
 		chunks int
 	}{
 		{"chat no-stream", Options{}, 1},
-		{"completions stream", Options{API: APICompletions, Stream: true, IncludeUsage: true}, 3},
-		{"completions no-stream", Options{API: APICompletions}, 1},
+		{"completions stream", Options{API: openai.APICompletions, Stream: true, IncludeUsage: true}, 3},
+		{"completions no-stream", Options{API: openai.APICompletions}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -236,7 +237,7 @@ func TestNoStreamAndCompletions(t *testing.T) {
 				}
 			}
 			reqs := fs.requests()
-			if tc.opts.API == APICompletions {
+			if tc.opts.API == openai.APICompletions {
 				// Turn 2's prompt holds turn 1's real answer.
 				p, _ := reqs[1].Body["prompt"].(string)
 				want := "User: c0 user 0\n\nAssistant: " + reqs[0].Answers[0] + "\n\nUser: c0 user 1\n\nAssistant:"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
+	"github.com/mtkit/mtkit/internal/replay/openai"
 )
 
 // session is the replay state of one conversation.
@@ -289,7 +290,7 @@ func (s *session) guard(user conv.Message, userTokens, maxTokens, maxLen int) in
 // those not sent before.
 func (s *session) encoded() ([]json.RawMessage, error) {
 	for len(s.enc) < len(s.hist) {
-		e, err := encodeMessage(s.hist[len(s.enc)])
+		e, err := openai.EncodeMessage(s.hist[len(s.enc)])
 		if err != nil {
 			return nil, err
 		}

@@ -60,8 +60,8 @@ func (r *runner) build(s *session) (*request, bool) {
 	for _, m := range input {
 		msgs = append(msgs, wire(m))
 	}
-	spec := requestSpec{Model: r.model, Messages: msgs, Tools: s.src.Tools, MaxTokens: t.maxTokens}
-	if o.API != APICompletions {
+	spec := openai.Request{Params: o.params(), Model: r.model, Messages: msgs, Tools: s.src.Tools, MaxTokens: t.maxTokens}
+	if o.API != openai.APICompletions {
 		enc, err := s.encoded()
 		if err != nil {
 			r.fail(fmt.Errorf("request body: %w", err))
@@ -73,7 +73,7 @@ func (r *runner) build(s *session) (*request, bool) {
 	if o.SendConversationID {
 		spec.ConversationID = s.id
 	}
-	body, err := o.buildBody(spec)
+	body, err := openai.Body(&spec)
 	if err != nil {
 		r.fail(err)
 		return nil, false

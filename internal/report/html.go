@@ -26,18 +26,22 @@ var uplotCSS string
 // ChartSpec is one chart of the HTML report, drawn by uPlot in the page:
 // every series shares the x values; a null y is a gap.
 type ChartSpec struct {
-	Title   string        `json:"title"`
-	Note    string        `json:"note,omitempty"`
-	XLabel  string        `json:"xlabel"`
-	YLabel  string        `json:"ylabel"`
-	Time    bool          `json:"time,omitempty"`    // x is unix seconds
-	Integer bool          `json:"integer,omitempty"` // x ticks are whole numbers (turns)
-	Percent bool          `json:"percent,omitempty"` // y is a percentage, 0 to 100
-	Points  bool          `json:"points,omitempty"`  // mark every point
-	Scatter bool          `json:"scatter,omitempty"` // points only, no lines
-	X       []float64     `json:"x"`
-	Series  []chartSeries `json:"series"`
-	// Marks are vertical lines at x values, such as a sweep's capacity.
+	Title   string `json:"title"`
+	Note    string `json:"note,omitempty"`
+	XLabel  string `json:"xlabel"`
+	YLabel  string `json:"ylabel"`
+	Integer bool   `json:"integer,omitempty"` // x ticks are whole numbers (turns)
+	Percent bool   `json:"percent,omitempty"` // y is a percentage, 0 to 100
+	Points  bool   `json:"points,omitempty"`  // mark every point
+	// Scatter: points only, no lines (but a series' Join).
+	Scatter bool `json:"scatter,omitempty"`
+	// Percentiles: x is a percentile (the table gives p50 to max).
+	Percentiles bool          `json:"percentiles,omitempty"`
+	X           []float64     `json:"x"`
+	Series      []chartSeries `json:"series"`
+	// Marks are vertical lines at x values, such as a sweep's capacity;
+	// their labels are listed under the chart, never drawn on it, so
+	// they cannot overlap each other or the ticks whatever their number.
 	Marks []chartMark `json:"marks,omitempty"`
 }
 
@@ -45,11 +49,41 @@ type ChartSpec struct {
 type chartMark struct {
 	X     float64 `json:"x"`
 	Label string  `json:"label"`
+	// Colour is the palette index of the mark's run; nil: no run's.
+	Colour *int `json:"colour,omitempty"`
+}
+
+// style is the CSS of a mark's swatch in the list under its chart.
+func (m chartMark) style() template.CSS {
+	c := markColour
+	if m.Colour != nil {
+		c = colour(*m.Colour)
+	}
+	return template.CSS("border-color:" + c)
 }
 
 type chartSeries struct {
 	Label string     `json:"label"`
 	Y     []*float64 `json:"y"`
+	// Colour is the palette index of the series; nil: its own index.
+	// Charts with several series per run give each run's the run's.
+	Colour *int `json:"colour,omitempty"`
+	// Dash draws the series (its Join line and legend marker) dashed.
+	Dash bool `json:"dash,omitempty"`
+	// Join, on a scatter chart, are indices of X: a line joins the
+	// series' points in this order.
+	Join []int `json:"join,omitempty"`
+	// Summary is what the legend shows while the pointer is off the
+	// chart (seriesSummary).
+	Summary string `json:"summary,omitempty"`
+}
+
+// colourIndex is the palette index of series number i of its chart.
+func (s chartSeries) colourIndex(i int) int {
+	if s.Colour != nil {
+		return *s.Colour
+	}
+	return i
 }
 
 // num returns x for a chart, nil (a gap) when it is not a number.
@@ -61,20 +95,42 @@ type run struct {
 	Sum    *stats.Group
 	turns  []*stats.Group
 	series []stats.Point
+	// start is the first request's start, unix seconds (NaN without
+	// series): time 0 of the run's charts over time.
+	start float64
+}
+
+// Start is the run's start for the page header: UTC, ISO 8601.
+func (r run) Start() string {
+	if math.IsNaN(r.start) {
+		return ""
+	}
+	// Milliseconds, truncated as time formats them; unix seconds in a
+	// float64 are exact to a quarter of a microsecond, hence the 0.5 µs.
+	sec, frac := math.Modf(r.start)
+	return time.Unix(int64(sec), int64(math.Floor(frac*1e3+5e-4))*1e6).UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
 // WriteHTML writes a self-contained HTML report: the summary, and charts
-// drawn in the page by the embedded uPlot library (values on hover): the
-// throughput and latencies over time, TTFT, latency and ITL by percentile,
-// TTFT, ITL and cache hit by turn, each with one line per input under
-// --compare; session affinity when records carry a backend. It loads
-// nothing from the network.
+// drawn in the page by the embedded uPlot library (any point on hover; a
+// summary in each legend and a table of values under each chart without
+// it, so a print or a screenshot carries the numbers): the throughput and
+// latencies over time in seconds since the run's start (given in the
+// header), TTFT, latency and ITL by percentile, TTFT, ITL and cache hit by
+// turn, each with one line per input under --compare; session affinity
+// when records carry a backend. It loads nothing from the network.
 func WriteHTML(w io.Writer, rep *Report) error {
 	runs := []run{{Label: "all", Sum: rep.Summary, turns: rep.Turns, series: rep.Series}}
 	if rep.Compare != nil {
 		runs = runs[:0]
 		for _, g := range rep.Groups {
 			runs = append(runs, run{Label: g.Key, Sum: g, turns: rep.GroupTurns[g.Key], series: rep.GroupSeries[g.Key]})
+		}
+	}
+	for i := range runs {
+		runs[i].start = math.NaN()
+		if len(runs[i].series) > 0 {
+			runs[i].start, _ = pointSpan(runs[i].series)
 		}
 	}
 	staged := rep.StagedRuns
@@ -84,7 +140,11 @@ func WriteHTML(w io.Writer, rep *Report) error {
 	charts := stageCharts(staged)
 	charts = append(charts, overTimeCharts(runs)...)
 	if rep.Compare == nil {
-		charts = append(charts, serverCharts(rep.Server)...)
+		srv := serverCharts(rep.Server, runs[0].start)
+		if len(srv) > 0 && math.IsNaN(runs[0].start) {
+			runs[0].start = serverStart(rep.Server)
+		}
+		charts = append(charts, srv...)
 	}
 	for _, m := range []struct{ metric, title, ylabel string }{
 		{"ttft_ms", "TTFT by percentile", "TTFT (ms)"},
@@ -92,6 +152,7 @@ func WriteHTML(w io.Writer, rep *Report) error {
 		{"itl_ms", "Inter-token latency by percentile", "ITL (ms)"},
 	} {
 		if c, ok := percentileChart(runs, m.metric, m.title, m.ylabel); ok {
+			c.Percentiles = true
 			charts = append(charts, c)
 		}
 	}
@@ -101,7 +162,16 @@ func WriteHTML(w io.Writer, rep *Report) error {
 		rets = []LabeledRetention{{Key: "all", Result: rep.Retention}}
 	}
 	charts = append(charts, retentionCharts(rets)...)
+	for _, c := range charts {
+		for i := range c.Series {
+			c.Series[i].Summary = seriesSummary(c, c.Series[i])
+		}
+	}
 	data, err := json.Marshal(charts) // escapes <, > and & inside the script
+	if err != nil {
+		return err
+	}
+	pal, err := json.Marshal(palette)
 	if err != nil {
 		return err
 	}
@@ -109,13 +179,34 @@ func WriteHTML(w io.Writer, rep *Report) error {
 	if err := Render(&summary, rep, FormatTable); err != nil {
 		return err
 	}
-	return htmlPage.Execute(w, htmlData{rep, runs, summary.String(), template.JS(data), template.JS(uplotJS), template.CSS(uplotCSS)})
+	boxes := make([]chartBox, len(charts))
+	for i, c := range charts {
+		boxes[i] = chartBox{Title: c.Title, Note: c.Note, Table: chartTable(c)}
+		for _, m := range c.Marks {
+			boxes[i].Marks = append(boxes[i].Marks, markItem{m.Label, m.style()})
+		}
+	}
+	return htmlPage.Execute(w, htmlData{rep, runs, summary.String(), boxes, template.JS(data), template.JS(pal), template.JS(uplotJS), template.CSS(uplotCSS)})
+}
+
+// chartBox is what the page template writes of a chart: its title, note,
+// the labels of its marks and its table of values; the page script draws
+// the chart itself into the box.
+type chartBox struct {
+	Title, Note string
+	Marks       []markItem
+	Table       valueTable
+}
+
+type markItem struct {
+	Label string
+	Style template.CSS
 }
 
 // overTimeCharts buckets each run's requests by end time: requests and
-// output tokens per second, and TTFT and latency percentiles per bucket.
-// One run is drawn on the clock (so it lines up with the server's own
-// metrics); several are drawn in seconds since each one's start.
+// output tokens per second, and TTFT and latency percentiles per bucket,
+// in seconds since each run's start (issue 23: one run was drawn on the
+// clock while a comparison was not).
 func overTimeCharts(runs []run) []ChartSpec {
 	var withSeries []run
 	for _, r := range runs {
@@ -126,7 +217,6 @@ func overTimeCharts(runs []run) []ChartSpec {
 	if len(withSeries) == 0 {
 		return nil
 	}
-	abs := len(withSeries) == 1
 	// One bucket width for all runs: about 40 buckets over the longest.
 	longest := 0.0
 	for _, r := range withSeries {
@@ -136,32 +226,20 @@ func overTimeCharts(runs []run) []ChartSpec {
 	width := niceWidth(longest / 40)
 	// Issue 23: the per-second charts did not say over what they count.
 	bin := strconv.FormatFloat(width, 'g', 4, 64) + " s"
-	rps := ChartSpec{Title: "Requests completed per second", Note: "requests ending in each " + bin + " interval, divided by " + bin, YLabel: "requests/s", Time: abs}
-	tps := ChartSpec{Title: "Output tokens per second", Note: "output tokens of the requests ending in each " + bin + " interval, divided by " + bin, YLabel: "tokens/s", Time: abs}
-	ttftC := ChartSpec{Title: "TTFT over time", Note: "percentiles of the requests ending in each " + bin + " interval", YLabel: "TTFT (ms)", Time: abs}
-	lat := ChartSpec{Title: "End-to-end latency over time", Note: "percentiles of the requests ending in each " + bin + " interval", YLabel: "latency (ms)", Time: abs}
-	xlabel := "time"
-	if !abs {
-		xlabel = "seconds since the run's start"
-	}
+	rps := ChartSpec{Title: "Requests completed per second", Note: "requests ending in each " + bin + " interval, divided by " + bin, YLabel: "requests/s"}
+	tps := ChartSpec{Title: "Output tokens per second", Note: "output tokens of the requests ending in each " + bin + " interval, divided by " + bin, YLabel: "tokens/s"}
+	ttftC := ChartSpec{Title: "TTFT over time", Note: "percentiles of the requests ending in each " + bin + " interval", YLabel: "TTFT (ms)"}
+	lat := ChartSpec{Title: "End-to-end latency over time", Note: "percentiles of the requests ending in each " + bin + " interval", YLabel: "latency (ms)"}
 	for _, c := range []*ChartSpec{&rps, &tps, &ttftC, &lat} {
-		c.XLabel = xlabel
+		c.XLabel = sinceStart
 	}
 	n := int(math.Ceil(longest/width)) + 1
-	origin := 0.0
-	if abs {
-		origin, _ = pointSpan(withSeries[0].series)
-		origin = math.Floor(origin/width) * width
-	}
 	for b := range n {
-		x := origin + (float64(b)+0.5)*width
+		x := (float64(b) + 0.5) * width
 		rps.X, tps.X, ttftC.X, lat.X = append(rps.X, x), append(tps.X, x), append(ttftC.X, x), append(lat.X, x)
 	}
 	for _, r := range withSeries {
-		t0, _ := pointSpan(r.series)
-		if abs {
-			t0 = origin
-		}
+		t0 := r.start
 		count, toks := make([]float64, n), make([]float64, n)
 		lats, ttfts := make([][]float64, n), make([][]float64, n)
 		for _, p := range r.series {
@@ -204,19 +282,39 @@ func overTimeCharts(runs []run) []ChartSpec {
 	return []ChartSpec{rps, tps, ttftC, lat}
 }
 
-// serverCharts draws the server's own metrics over time, one line per
-// replica, on the clock like the client's charts above them: running and
-// waiting requests, KV-cache usage, the prefix-cache hit rate of each
-// scrape interval and the mean TTFT of the requests started in it.
-func serverCharts(srv *serverstats.Server) []ChartSpec {
-	if srv == nil || len(srv.Replicas) == 0 {
-		return nil
+// sinceStart is the x label of every chart over time.
+const sinceStart = "seconds since the run's start"
+
+// serverStart is the start of the server metrics' window, unix seconds;
+// NaN when it has none.
+func serverStart(srv *serverstats.Server) float64 {
+	if srv == nil {
+		return math.NaN()
 	}
 	start, err := time.Parse(time.RFC3339Nano, srv.WindowStart)
 	if err != nil {
+		return math.NaN()
+	}
+	return float64(start.UnixNano()) / 1e9
+}
+
+// serverCharts draws the server's own metrics over time, one line per
+// replica, in seconds since runStart (unix seconds; NaN: the metrics'
+// own start) like the client's charts above them: running and waiting
+// requests, KV-cache usage, the prefix-cache hit rate of each scrape
+// interval and the mean TTFT of the requests started in it.
+func serverCharts(srv *serverstats.Server, runStart float64) []ChartSpec {
+	if srv == nil || len(srv.Replicas) == 0 {
 		return nil
 	}
-	t0 := float64(start.UnixNano()) / 1e9
+	ws := serverStart(srv)
+	if math.IsNaN(ws) {
+		return nil
+	}
+	if math.IsNaN(runStart) {
+		runStart = ws
+	}
+	t0 := ws - runStart
 	var xs []float64
 	for _, r := range srv.Replicas {
 		for _, p := range r.Timeline {
@@ -229,10 +327,10 @@ func serverCharts(srv *serverstats.Server) []ChartSpec {
 	// Issue 23: the caption named --metrics-url when the default endpoint
 	// (the --url server's /metrics) was scraped.
 	note := "scraped by mtrun from the server's Prometheus /metrics"
-	queue := ChartSpec{Title: "Server: running and waiting requests", Note: note, XLabel: "time", YLabel: "requests", Time: true, X: xs}
-	kv := ChartSpec{Title: "Server: KV-cache usage", Note: note, XLabel: "time", YLabel: "%", Time: true, Percent: true, X: xs}
-	hit := ChartSpec{Title: "Server: prefix-cache hit rate per interval", Note: "counter deltas between scrapes", XLabel: "time", YLabel: "%", Time: true, Percent: true, X: xs}
-	ttft := ChartSpec{Title: "TTFT of the requests started in each interval", Note: "mean, per replica's scrape interval", XLabel: "time", YLabel: "TTFT (ms)", Time: true, X: xs}
+	queue := ChartSpec{Title: "Server: running and waiting requests", Note: note, XLabel: sinceStart, YLabel: "requests", X: xs}
+	kv := ChartSpec{Title: "Server: KV-cache usage", Note: note, XLabel: sinceStart, YLabel: "%", Percent: true, X: xs}
+	hit := ChartSpec{Title: "Server: prefix-cache hit rate per interval", Note: "counter deltas between scrapes", XLabel: sinceStart, YLabel: "%", Percent: true, X: xs}
+	ttft := ChartSpec{Title: "TTFT of the requests started in each interval", Note: "mean, per replica's scrape interval", XLabel: sinceStart, YLabel: "TTFT (ms)", X: xs}
 	for _, r := range srv.Replicas {
 		name := func(s string) string {
 			if len(srv.Replicas) == 1 {
@@ -363,11 +461,11 @@ func turnCharts(runs []run) []ChartSpec {
 		}
 		p50 := func(d stats.Description) float64 { return d.P50 }
 		p99 := func(d stats.Description) float64 { return d.P99 }
-		ttft.Series = append(ttft.Series, chartSeries{prefix + "p50", get("ttft_ms", p50)})
-		itl.Series = append(itl.Series, chartSeries{prefix + "p50", get("itl_ms", p50)})
+		ttft.Series = append(ttft.Series, newSeries(prefix+"p50", get("ttft_ms", p50)))
+		itl.Series = append(itl.Series, newSeries(prefix+"p50", get("itl_ms", p50)))
 		if len(runs) == 1 {
-			ttft.Series = append(ttft.Series, chartSeries{"p90", get("ttft_ms", func(d stats.Description) float64 { return d.P90 })}, chartSeries{"p99", get("ttft_ms", p99)})
-			itl.Series = append(itl.Series, chartSeries{"p99", get("itl_ms", p99)})
+			ttft.Series = append(ttft.Series, newSeries("p90", get("ttft_ms", func(d stats.Description) float64 { return d.P90 })), newSeries("p99", get("ttft_ms", p99)))
+			itl.Series = append(itl.Series, newSeries("p99", get("itl_ms", p99)))
 		}
 		hs := chartSeries{Label: strings.TrimSpace(prefix + "cache hit")}
 		for _, g := range byTurn {
@@ -414,14 +512,29 @@ h1{font-size:1.45em;margin-bottom:.2em} h2{font-size:1.1em;margin-top:1.6em;bord
 .card .v{font-size:1.35em;font-weight:600} .card .k{color:#5b6475;font-size:.8em}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(600px,1fr));gap:1.2em}
 .chart{border:1px solid #e3e6ec;border-radius:6px;padding:.6em}
+.chart .title{font-weight:600;text-align:center;margin:.2em 0}
 .chart .note{color:#5b6475;font-size:.8em;margin:0 0 .3em 0}
+.marks{display:flex;flex-wrap:wrap;gap:.2em 1.2em;list-style:none;padding:0;margin:.3em 0;font-size:.85em}
+.mark .dash{display:inline-block;width:1.6em;height:0;border-top:2px dashed;vertical-align:middle;margin-right:.4em}
+table.values{font-size:.8em;margin-top:.4em}
+table.values .sw{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:.4em;vertical-align:middle}
+@media print{
+body{margin:0;font-size:11px}
+.hint{display:none}
+.charts{display:block}
+.chart{break-inside:avoid;page-break-inside:avoid;margin-bottom:1em}
+pre{white-space:pre-wrap;font-size:9px}
+}
 table{border-collapse:collapse;font-size:.9em} td,th{border:1px solid #e3e6ec;padding:.3em .6em;text-align:right} th{background:#f5f7fa}
 td:first-child,th:first-child{text-align:left}
+.u-legend td,.u-legend th{border:0;padding:0 .2em;background:none}
 pre{background:#f5f7fa;padding:1em;overflow-x:auto;font-size:12px}
 .u-title{font-size:14px !important}
 </style></head><body>
 <h1>mtstats report</h1>
-<p class="sub">{{.Rep.Inputs.Records}} records from {{len .Rep.Inputs.Files}} input(s){{if .Rep.Partial}} (interrupted: partial input){{else if .Rep.Live}} (live: input still being read){{end}}. Hover a chart to read its values.</p>
+<p class="sub">{{.Rep.Inputs.Records}} records from {{len .Rep.Inputs.Files}} input(s){{if .Rep.Partial}} (interrupted: partial input){{else if .Rep.Live}} (live: input still being read){{end}}.
+{{if eq (len .Runs) 1}}{{with (index .Runs 0).Start}}Start: <time class="start">{{.}}</time> (UTC), the start of the first request counted; charts over time are in seconds since then.{{end}}{{else}}Charts over time are in seconds since each input's start, the start of its first request counted (UTC):{{range $i, $r := .Runs}}{{with $r.Start}}{{if $i}},{{end}} {{$r.Label}} <time class="start">{{.}}</time>{{end}}{{end}}.{{end}}
+The table under each chart gives its values<span class="hint">; hover a chart to read any point</span>.</p>
 {{range .Runs}}{{with .Sum}}
 <div class="cards">{{if gt (len $.Runs) 1}}<div class="card"><div class="k">input</div><div class="v">{{$.Label .}}</div></div>{{end}}
 <div class="card"><div class="k">requests (failed)</div><div class="v">{{.Requests}} ({{.Failed}})</div></div>
@@ -434,7 +547,14 @@ pre{background:#f5f7fa;padding:1em;overflow-x:auto;font-size:12px}
 {{with $.SLOOf .}}<div class="card"><div class="k">SLO; goodput</div><div class="v">{{if .Met}}met{{else}}NOT MET{{end}}; {{printf "%.2f" .Goodput}} req/s</div></div>{{end}}
 </div>{{end}}{{end}}
 <h2>Charts</h2>
-<div class="charts" id="charts"></div>
+<div class="charts" id="charts">{{range .Boxes}}
+<div class="chart"><div class="title">{{.Title}}</div>{{with .Note}}<p class="note">{{.}}</p>{{end}}<div class="plot"></div>
+{{- with .Marks}}
+<ul class="marks">{{range .}}<li class="mark"><span class="dash" style="{{.Style}}"></span>{{.Label}}</li>{{end}}</ul>{{end}}
+<table class="values"><tr>{{range .Table.Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Table.Rows}}<tr><td><span class="sw" style="{{.Colour}}"></span>{{.Label}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table></div>{{end}}
+</div>
 {{with .Rep.Affinity}}
 <h2>Session affinity</h2>
 <p class="sub">From the records' backend (mtrun --backend-header): a turn moved when it went to another backend than the conversation's request before it.</p>
@@ -449,36 +569,60 @@ pre{background:#f5f7fa;padding:1em;overflow-x:auto;font-size:12px}
 <script>{{.Script}}</script>
 <script>
 const CHARTS = {{.Charts}};
-const PALETTE = ["#1f77b4","#ff7f0e","#2ca02c","#d62728","#9467bd","#8c564b","#e377c2","#17becf"];
+const PALETTE = {{.Palette}};
 const fmt = v => v == null ? "–" : Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3);
-const root = document.getElementById("charts");
-for (const c of CHARTS) {
-  const box = document.createElement("div"); box.className = "chart"; root.appendChild(box);
-  if (c.note) { const n = document.createElement("p"); n.className = "note"; n.textContent = c.note; box.appendChild(n); }
+const colour = (s, i) => PALETTE[(s.colour ?? i) % PALETTE.length];
+const boxes = document.querySelectorAll("#charts > .chart");
+CHARTS.forEach((c, ci) => {
+  const box = boxes[ci].querySelector(".plot");
   const xAxis = {label: c.xlabel, stroke: "#1d2433", grid: {stroke: "#eef0f4"}};
   if (c.integer) { xAxis.incrs = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]; xAxis.values = (u, vals) => vals.map(v => Number.isInteger(v) ? v : ""); }
   const yRange = (u, lo, hi) => [0, hi > 0 ? (c.percent ? Math.min(100, hi * 1.05) : hi * 1.05) : 1];
+  // Off the chart, the legend shows each series' summary, not "–".
   const opts = {
-    title: c.title, width: 580, height: 300,
-    scales: {x: {time: !!c.time}, y: {range: yRange}},
+    width: 580, height: 300,
+    scales: {x: {time: false}, y: {range: yRange}},
     axes: [xAxis, {label: c.ylabel, size: 64, stroke: "#1d2433", grid: {stroke: "#eef0f4"}}],
-    series: [{label: c.xlabel, value: c.time ? "{YYYY}-{MM}-{DD} {HH}:{mm}:{ss}" : (u, v) => fmt(v)}].concat(
-      c.series.map((s, i) => ({label: s.label, stroke: PALETTE[i % PALETTE.length], width: 1.6, spanGaps: true,
-        points: {show: !!c.points, size: c.scatter ? 8 : 5}, paths: c.scatter ? () => null : undefined, value: (u, v) => fmt(v)}))),
+    series: [{label: c.xlabel, value: (u, v, si, idx) => idx == null ? "" : fmt(v)}].concat(
+      c.series.map((s, i) => ({label: s.label, stroke: colour(s, i), width: 1.6, spanGaps: true, dash: s.dash ? [6, 4] : undefined,
+        points: {show: !!c.points, size: c.scatter ? 8 : 5, fill: s.dash ? "#fff" : undefined}, paths: c.scatter ? () => null : undefined,
+        value: (u, v, si, idx) => idx == null ? s.summary : fmt(v)}))),
   };
-  if (c.marks) opts.hooks = {draw: [u => {
-    const ctx = u.ctx; ctx.save(); ctx.strokeStyle = "#5b6475"; ctx.fillStyle = "#1d2433"; ctx.setLineDash([5, 4]);
-    ctx.font = (12 * devicePixelRatio) + "px system-ui,sans-serif";
-    c.marks.forEach((m, i) => {
+  const draw = [];
+  // Marks: dashed lines only; their labels are the list under the chart.
+  if (c.marks) draw.push(u => {
+    const ctx = u.ctx; ctx.save(); ctx.lineWidth = devicePixelRatio; ctx.setLineDash([5 * devicePixelRatio, 4 * devicePixelRatio]);
+    for (const m of c.marks) {
       const x = u.valToPos(m.x, "x", true);
-      if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+      if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+      ctx.strokeStyle = m.colour == null ? "#5b6475" : PALETTE[m.colour % PALETTE.length];
       ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
-      ctx.fillText(m.label, x + 4 * devicePixelRatio, u.bbox.top + (14 + 14 * i) * devicePixelRatio);
+    }
+    ctx.restore();
+  });
+  // Joins: a scatter series' points in the order Go gives (stage order).
+  if (c.series.some(s => s.join)) draw.push(u => {
+    const ctx = u.ctx; ctx.save();
+    ctx.beginPath(); ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height); ctx.clip();
+    c.series.forEach((s, i) => {
+      if (!s.join || !u.series[i + 1].show) return;
+      ctx.strokeStyle = colour(s, i); ctx.lineWidth = 1.6 * devicePixelRatio;
+      ctx.setLineDash(s.dash ? [6 * devicePixelRatio, 4 * devicePixelRatio] : []);
+      ctx.beginPath();
+      let first = true;
+      for (const k of s.join) {
+        if (s.y[k] == null) continue;
+        const x = u.valToPos(c.x[k], "x", true), y = u.valToPos(s.y[k], "y", true);
+        if (first) ctx.moveTo(x, y); else ctx.lineTo(x, y);
+        first = false;
+      }
+      ctx.stroke();
     });
     ctx.restore();
-  }]};
+  });
+  if (draw.length) opts.hooks = {draw};
   new uPlot(opts, [c.x].concat(c.series.map(s => s.y)), box);
-}
+});
 </script>
 </body></html>
 `))
@@ -488,7 +632,9 @@ type htmlData struct {
 	Rep     *Report
 	Runs    []run
 	Summary string
+	Boxes   []chartBox
 	Charts  template.JS
+	Palette template.JS
 	Script  template.JS
 	Style   template.CSS
 }

@@ -70,13 +70,13 @@ func retentionCharts(rets []LabeledRetention) []ChartSpec {
 		if r.Basis == retention.BasisTTFT {
 			basis = "cached (from TTFT)"
 		}
-		share.Series = append(share.Series, chartSeries{name(basis), col(func(b *retention.TokenBucket) *float64 { return b.CachedShare }, true)})
+		share.Series = append(share.Series, newSeries(name(basis), col(func(b *retention.TokenBucket) *float64 { return b.CachedShare }, true)))
 		if r.Tiers != nil {
 			share.Series = append(share.Series,
-				chartSeries{name("local tier"), col(func(b *retention.TokenBucket) *float64 { return b.LocalShare }, true)},
-				chartSeries{name("external tier"), col(func(b *retention.TokenBucket) *float64 { return b.ExternalShare }, true)})
+				newSeries(name("local tier"), col(func(b *retention.TokenBucket) *float64 { return b.LocalShare }, true)),
+				newSeries(name("external tier"), col(func(b *retention.TokenBucket) *float64 { return b.ExternalShare }, true)))
 		}
-		ttft.Series = append(ttft.Series, chartSeries{name("TTFT p50"), col(func(b *retention.TokenBucket) *float64 { return b.TTFTP50Ms }, false)})
+		ttft.Series = append(ttft.Series, newSeries(name("TTFT p50"), col(func(b *retention.TokenBucket) *float64 { return b.TTFTP50Ms }, false)))
 		ys := make([]*float64, len(sxs))
 		for _, b := range r.ProfileSeconds {
 			w := r.ProfileSeconds[0].Hi - r.ProfileSeconds[0].Lo
@@ -86,7 +86,7 @@ func retentionCharts(rets []LabeledRetention) []ChartSpec {
 				ys[k] = &y
 			}
 		}
-		idle.Series = append(idle.Series, chartSeries{name(basis), ys})
+		idle.Series = append(idle.Series, newSeries(name(basis), ys))
 		var marks []chartMark
 		if c := r.CapacityTokens; c != nil {
 			marks = append(marks, chartMark{X: *c, Label: name(fmt.Sprintf("capacity %.0f", *c))})

@@ -12,11 +12,12 @@ import (
 )
 
 // stageCharts draws staged runs or sweeps: throughput and TTFT by stage
-// level with the capacity marked, latency against throughput (the knee),
-// and for one run its TTFT by turn in each stage. Several runs (--compare)
-// share the level axis, one line each. A stage is placed at its records'
-// stage_load, else at the level of the sweep's capacity file, else at its
-// number.
+// level with the capacity marked, latency against throughput (the knee:
+// each run's points in its colour, joined in stage-level order), and for
+// one run its TTFT by turn in each stage. Several runs (--compare) share
+// the level axis, one line (and colour) each. A stage is placed at its
+// records' stage_load, else at the level of the sweep's capacity file,
+// else at its number.
 func stageCharts(runs []judge.StagedRun) []ChartSpec {
 	var drawn []judge.StagedRun
 	for _, r := range runs {
@@ -42,13 +43,13 @@ func stageCharts(runs []judge.StagedRun) []ChartSpec {
 	integral := !slices.ContainsFunc(xs, func(v float64) bool { return v != math.Trunc(v) })
 	thr := ChartSpec{Integer: integral, Title: "Throughput by stage", Note: "successful requests per second over each stage's measured window", XLabel: xlabel, YLabel: "requests/s", Points: true, X: xs}
 	ttft := ChartSpec{Integer: integral, Title: "TTFT by stage", XLabel: xlabel, YLabel: "TTFT (ms)", Points: true, X: xs}
-	knee := ChartSpec{Title: "Latency against throughput (the knee)", Note: "one point per stage: where latency climbs while throughput stops growing, the deployment saturates", XLabel: "requests/s", YLabel: "ms", Points: true, Scatter: true}
+	knee := ChartSpec{Title: "Latency against throughput (the knee)", Note: "one point per stage, joined in order of stage level: where latency climbs while throughput stops growing, the deployment saturates", XLabel: "requests/s", YLabel: "ms", Points: true, Scatter: true}
 	type kneePoint struct {
-		run  int
-		thr  float64
-		t95  float64
-		l50  float64
-		name string
+		run   int
+		level float64
+		thr   float64
+		t95   float64
+		l50   float64
 	}
 	var kps []kneePoint
 	for i, r := range drawn {
@@ -62,30 +63,30 @@ func stageCharts(runs []judge.StagedRun) []ChartSpec {
 		}
 		if len(drawn) == 1 {
 			thr.Series = []chartSeries{
-				{"throughput", col(func(r judge.StageRow) stats.Num { return r.Throughput })},
-				{"first half", col(func(r judge.StageRow) stats.Num { return r.FirstHalf })},
-				{"second half", col(func(r judge.StageRow) stats.Num { return r.SecondHalf })},
+				newSeries("throughput", col(func(r judge.StageRow) stats.Num { return r.Throughput })),
+				newSeries("first half", col(func(r judge.StageRow) stats.Num { return r.FirstHalf })),
+				newSeries("second half", col(func(r judge.StageRow) stats.Num { return r.SecondHalf })),
 			}
 			ttft.Series = []chartSeries{
-				{"p50", col(func(r judge.StageRow) stats.Num { return r.TTFTP50 })},
-				{"p95", col(func(r judge.StageRow) stats.Num { return r.TTFTP95 })},
-				{"p99", col(func(r judge.StageRow) stats.Num { return r.TTFTP99 })},
-				{"lateness p99", col(func(r judge.StageRow) stats.Num { return r.LatenessP99 })},
+				newSeries("p50", col(func(r judge.StageRow) stats.Num { return r.TTFTP50 })),
+				newSeries("p95", col(func(r judge.StageRow) stats.Num { return r.TTFTP95 })),
+				newSeries("p99", col(func(r judge.StageRow) stats.Num { return r.TTFTP99 })),
+				newSeries("lateness p99", col(func(r judge.StageRow) stats.Num { return r.LatenessP99 })),
 			}
 		} else {
-			thr.Series = append(thr.Series, chartSeries{r.Label + " throughput", col(func(r judge.StageRow) stats.Num { return r.Throughput })})
-			ttft.Series = append(ttft.Series, chartSeries{r.Label + " p95", col(func(r judge.StageRow) stats.Num { return r.TTFTP95 })})
+			thr.Series = append(thr.Series, newSeries(r.Label+" throughput", col(func(r judge.StageRow) stats.Num { return r.Throughput })))
+			ttft.Series = append(ttft.Series, newSeries(r.Label+" p95", col(func(r judge.StageRow) stats.Num { return r.TTFTP95 })))
 		}
 		if c := r.Capacity; byLevel && c != nil && c.Capacity > 0 {
 			m := chartMark{X: c.Capacity, Label: strconv.FormatFloat(c.Capacity, 'g', 4, 64) + " " + string(c.Kind) + " capacity"}
 			if len(drawn) > 1 {
-				m.Label = r.Label + ": " + m.Label
+				m.Label, m.Colour = r.Label+": "+m.Label, &i
 			}
 			thr.Marks, ttft.Marks = append(thr.Marks, m), append(ttft.Marks, m)
 		}
-		for _, row := range r.Stages {
+		for j, row := range r.Stages {
 			if !math.IsNaN(float64(row.Throughput)) {
-				kps = append(kps, kneePoint{i, float64(row.Throughput), float64(row.TTFTP95), float64(row.LatencyP50), r.Label})
+				kps = append(kps, kneePoint{i, levels[i][j], float64(row.Throughput), float64(row.TTFTP95), float64(row.LatencyP50)})
 			}
 		}
 	}
@@ -93,18 +94,26 @@ func stageCharts(runs []judge.StagedRun) []ChartSpec {
 	for _, p := range kps {
 		knee.X = append(knee.X, p.thr)
 	}
+	// Issue 23: the knee's colours did not follow the runs' (two
+	// series a run, each its own colour) and its points were not joined.
+	// Each run's two series take the run's colour, latency p50 dashed,
+	// and are joined in order of stage level (stage number without one).
 	for i, r := range drawn {
-		t95, l50 := chartSeries{Label: "TTFT p95"}, chartSeries{Label: "latency p50"}
+		t95 := chartSeries{Label: "TTFT p95", Colour: &i}
+		l50 := chartSeries{Label: "latency p50", Colour: &i, Dash: true}
 		if len(drawn) > 1 {
 			t95.Label, l50.Label = r.Label+" TTFT p95", r.Label+" latency p50"
 		}
-		for _, p := range kps {
+		for k, p := range kps {
 			if p.run != i {
 				t95.Y, l50.Y = append(t95.Y, nil), append(l50.Y, nil)
 				continue
 			}
 			t95.Y, l50.Y = append(t95.Y, num(p.t95)), append(l50.Y, num(p.l50))
+			t95.Join = append(t95.Join, k)
 		}
+		slices.SortStableFunc(t95.Join, func(a, b int) int { return cmp.Compare(kps[a].level, kps[b].level) })
+		l50.Join = t95.Join
 		knee.Series = append(knee.Series, t95, l50)
 	}
 	out := []ChartSpec{thr, ttft}

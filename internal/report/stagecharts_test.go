@@ -60,7 +60,9 @@ func TestHTMLStages(t *testing.T) {
 
 // TestHTMLStagesCompare: two sweeps share the level axis (the union of
 // their levels, gaps where one did not run a level), one line and one
-// capacity mark each; their knee points stay apart.
+// capacity mark each; their knee points stay apart, in their run's colour
+// (issue 23: each knee series had a colour of its own), joined in order of
+// stage level even where throughput falls as the level rises.
 func TestHTMLStagesCompare(t *testing.T) {
 	t.Parallel()
 	a := judge.StagedRun{Label: "off", Capacity: &sweep.Capacity{Kind: sweep.Clients, Capacity: 2}, Stages: []judge.StageRow{
@@ -70,7 +72,7 @@ func TestHTMLStagesCompare(t *testing.T) {
 	}}
 	b := judge.StagedRun{Label: "on", Capacity: &sweep.Capacity{Kind: sweep.Clients, Capacity: 6}, Stages: []judge.StageRow{
 		{Stage: 1, Load: "clients=2", Throughput: 19, TTFTP95: 15},
-		{Stage: 2, Load: "clients=8", Throughput: 70, TTFTP95: 80},
+		{Stage: 2, Load: "clients=8", Throughput: 55, TTFTP95: 80},
 		{Stage: 3, Load: "clients=6", Throughput: 60, TTFTP95: 25},
 	}}
 	charts := stageCharts([]judge.StagedRun{a, b})
@@ -88,12 +90,34 @@ func TestHTMLStagesCompare(t *testing.T) {
 	if len(thr.Marks) != 2 || thr.Marks[0].Label != "off: 2 clients capacity" || thr.Marks[1].X != 6 {
 		t.Errorf("marks %+v", thr.Marks)
 	}
+	for i, m := range thr.Marks {
+		if m.Colour == nil || *m.Colour != i {
+			t.Errorf("mark %q: colour %v, want run %d's", m.Label, m.Colour, i)
+		}
+	}
 	knee := charts[2]
-	if !slices.Equal(knee.X, []float64{10, 19, 20, 21, 60, 70}) || len(knee.Series) != 4 {
+	if !slices.Equal(knee.X, []float64{10, 19, 20, 21, 55, 60}) || len(knee.Series) != 4 {
 		t.Fatalf("knee x %v, %d series", knee.X, len(knee.Series))
 	}
 	if knee.Series[0].Y[1] != nil || *knee.Series[2].Y[1] != 15 || *knee.Series[0].Y[3] != 90 {
 		t.Errorf("knee TTFT p95: off %v, on %v", knee.Series[0].Y, knee.Series[2].Y)
+	}
+	for i, want := range []struct {
+		label  string
+		colour int
+		dash   bool
+		join   []int
+	}{
+		{"off TTFT p95", 0, false, []int{0, 2, 3}},
+		{"off latency p50", 0, true, []int{0, 2, 3}},
+		{"on TTFT p95", 1, false, []int{1, 5, 4}}, // levels 2, 6, 8: 19, 60, 55 req/s
+		{"on latency p50", 1, true, []int{1, 5, 4}},
+	} {
+		s := knee.Series[i]
+		if s.Label != want.label || s.colourIndex(i) != want.colour || thr.Series[want.colour].colourIndex(want.colour) != want.colour ||
+			s.Dash != want.dash || !slices.Equal(s.Join, want.join) {
+			t.Errorf("knee series %d: %q colour %d dash %v join %v; want %+v", i, s.Label, s.colourIndex(i), s.Dash, s.Join, want)
+		}
 	}
 	// Mixed kinds cannot share an axis: stage numbers.
 	b.Stages[0].Load = "rate=2"

@@ -2,8 +2,9 @@
 // streamed (server-sent events) and whole chat and completions answers,
 // parsed chunk by chunk into a Response (ReadStream), with a fast path
 // for the chunk shapes servers send and encoding/json for the rest, and
-// the non-standard top-level fields servers add (TopLevelExtras). The
-// replay package builds the requests and times the answers.
+// the non-standard top-level fields servers add (TopLevelExtras); and the
+// request bodies (Body), written byte for byte as encoding/json would.
+// The replay package sends the requests and times the answers.
 package openai
 
 import (
@@ -654,7 +655,7 @@ func (p *fastParser) strBytes() (s []byte, ascii, ok bool) {
 	}
 	for p.i < len(p.d) {
 		c := p.d[p.i]
-		if PlainASCII[c] {
+		if plainASCII[c] {
 			p.i++
 			continue
 		}
@@ -683,9 +684,9 @@ func special8(v uint64) bool {
 	return (v&highs)|((v-0x20*ones)&^v&highs)|zero(v^('"'*ones))|zero(v^('\\'*ones)) != 0
 }
 
-// PlainASCII marks the bytes a string may hold as they are: printable
+// plainASCII marks the bytes a string may hold as they are: printable
 // ASCII other than '"' and '\\'.
-var PlainASCII = func() (t [256]bool) {
+var plainASCII = func() (t [256]bool) {
 	for c := 0x20; c < 0x80; c++ {
 		t[c] = c != '"' && c != '\\'
 	}

@@ -444,7 +444,7 @@ func TestSpecial8(t *testing.T) {
 					b[i] = fill
 				}
 				b[pos] = byte(c)
-				if got, want := special8(binary.LittleEndian.Uint64(b[:])), !PlainASCII[c]; got != want {
+				if got, want := special8(binary.LittleEndian.Uint64(b[:])), !plainASCII[c]; got != want {
 					t.Fatalf("byte %#x at %d among %q: special %v, want %v", c, pos, fill, got, want)
 				}
 			}
@@ -458,7 +458,7 @@ func TestSpecial8(t *testing.T) {
 		}
 		want := false
 		for i := range 8 {
-			want = want || !PlainASCII[byte(v>>(8*i))]
+			want = want || !plainASCII[byte(v>>(8*i))]
 		}
 		if got := special8(v); got != want {
 			t.Fatalf("%#016x: special %v, want %v", v, got, want)

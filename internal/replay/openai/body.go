@@ -1,4 +1,4 @@
-package replay
+package openai
 
 import (
 	"encoding/json"
@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/mtkit/mtkit/internal/conv"
-	"github.com/mtkit/mtkit/internal/replay/openai"
 )
 
 // API selects the endpoint.
@@ -20,17 +19,41 @@ const (
 	APICompletions API = "completions"
 )
 
-// requestSpec is everything that shapes one request body.
-type requestSpec struct {
+// Params are the body fields every request of a run shares: the
+// endpoint, streaming, sampling and the extra fields.
+type Params struct {
+	// API is the endpoint: APICompletions sends a prompt, anything else
+	// chat messages (and max_completion_tokens only with APIChat).
+	API API
+	// ExtraBody is merged into every request body; a built-in field
+	// replaces the extra field of its key.
+	ExtraBody                map[string]any
+	Stream                   bool
+	IncludeUsage             bool // stream_options.include_usage (when streaming)
+	ContinuousUsage          bool // stream_options.continuous_usage_stats (when streaming)
+	MaxCompletionTokensField bool // send max_completion_tokens instead of max_tokens (chat)
+	Temperature              *float64
+	Seed                     *int64
+	IgnoreEOS                bool
+	N                        int // choices; sent when above 1
+	// ToolChoice, when set, is sent as tool_choice (a JSON value) with
+	// every chat request that carries tools.
+	ToolChoice json.RawMessage
+}
+
+// Request is everything that shapes one request body: the run's Params
+// and the turn's own fields.
+type Request struct {
+	Params
 	Model    string
 	Messages []conv.Message
 	// Encoded, when not nil, holds the JSON of a prefix of Messages as
-	// encodeMessage gives it (the session's history, encoded once).
+	// EncodeMessage gives it (the session's history, encoded once).
 	Encoded        []json.RawMessage
 	Tools          []json.RawMessage // sent as "tools" (chat API) when non-empty
-	MaxTokens      int
-	MinTokens      int
-	ConversationID string // sent as a top-level field when non-empty
+	MaxTokens      int               // sent when above 0
+	MinTokens      int               // sent when above 0
+	ConversationID string            // sent as a top-level field when non-empty
 }
 
 // wireMessage is a message as sent to the server.
@@ -41,10 +64,10 @@ type wireMessage struct {
 	ToolCallID string          `json:"tool_call_id,omitempty"`
 }
 
-// encodeMessage is the JSON of a message in a request's "messages", as
+// EncodeMessage is the JSON of a message in a request's "messages", as
 // encoding/json writes a wireMessage (which it does itself for tool
 // calls).
-func encodeMessage(m conv.Message) (json.RawMessage, error) {
+func EncodeMessage(m conv.Message) (json.RawMessage, error) {
 	if len(m.ToolCalls) > 0 {
 		return json.Marshal(wireMessage{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
 	}
@@ -60,93 +83,92 @@ func encodeMessage(m conv.Message) (json.RawMessage, error) {
 	return append(b, '}'), nil
 }
 
-// buildBody renders the JSON request body. It is done before the clock of
-// the request starts. The bytes are those of encoding/json marshalling
-// the body as a map (keys sorted, HTML-escaped strings), which
-// TestRequestBodyBytes and FuzzRequestBody check, but written field by
-// field in key order: the history's messages are encoded once
-// (requestSpec.Encoded), not again for every turn.
-func (o *Options) buildBody(s requestSpec) ([]byte, error) {
-	n := 256 + len(s.Model) + len(s.ConversationID)
-	for _, e := range s.Encoded {
+// Body renders the JSON request body of r. The bytes are those of
+// encoding/json marshalling the body as a map (keys sorted, HTML-escaped
+// strings), which TestRequestBodyBytes and FuzzRequestBody check, but
+// written field by field in key order: the history's messages are
+// encoded once (Request.Encoded), not again for every turn.
+func Body(r *Request) ([]byte, error) {
+	n := 256 + len(r.Model) + len(r.ConversationID)
+	for _, e := range r.Encoded {
 		n += len(e) + 1
 	}
-	for _, m := range s.Messages[len(s.Encoded):] {
+	for _, m := range r.Messages[len(r.Encoded):] {
 		n += len(m.Content) + 64
 	}
-	w := bodyWriter{out: make([]byte, 0, n), extra: o.ExtraBody}
-	if len(o.ExtraBody) > 0 {
-		w.extras = make([]string, 0, len(o.ExtraBody))
-		for k := range o.ExtraBody {
+	w := bodyWriter{out: make([]byte, 0, n), extra: r.ExtraBody}
+	if len(r.ExtraBody) > 0 {
+		w.extras = make([]string, 0, len(r.ExtraBody))
+		for k := range r.ExtraBody {
 			w.extras = append(w.extras, k)
 		}
 		slices.Sort(w.extras)
 	}
 	w.out = append(w.out, '{')
 	// The fields in the order of their keys.
-	if s.ConversationID != "" {
+	if r.ConversationID != "" {
 		w.key("conversation_id")
-		w.out = appendString(w.out, s.ConversationID)
+		w.out = appendString(w.out, r.ConversationID)
 	}
-	if o.IgnoreEOS {
+	if r.IgnoreEOS {
 		w.key("ignore_eos")
 		w.out = append(w.out, "true"...)
 	}
-	if s.MaxTokens > 0 {
-		if o.API == APIChat && o.MaxCompletionTokensField {
+	if r.MaxTokens > 0 {
+		if r.API == APIChat && r.MaxCompletionTokensField {
 			w.key("max_completion_tokens")
 		} else {
 			w.key("max_tokens")
 		}
-		w.out = strconv.AppendInt(w.out, int64(s.MaxTokens), 10)
+		w.out = strconv.AppendInt(w.out, int64(r.MaxTokens), 10)
 	}
-	chat := o.API != APICompletions
+	chat := r.API != APICompletions
 	if chat {
 		w.key("messages")
-		w.messages(s.Messages, s.Encoded)
+		w.messages(r.Messages, r.Encoded)
 	}
-	if s.MinTokens > 0 {
+	if r.MinTokens > 0 {
 		w.key("min_tokens")
-		w.out = strconv.AppendInt(w.out, int64(s.MinTokens), 10)
+		w.out = strconv.AppendInt(w.out, int64(r.MinTokens), 10)
 	}
 	w.key("model")
-	w.out = appendString(w.out, s.Model)
-	if o.N > 1 {
+	w.out = appendString(w.out, r.Model)
+	if r.N > 1 {
 		w.key("n")
-		w.out = strconv.AppendInt(w.out, int64(o.N), 10)
+		w.out = strconv.AppendInt(w.out, int64(r.N), 10)
 	}
 	if !chat {
 		w.key("prompt")
-		w.out = appendString(w.out, completionPrompt(s.Messages))
+		w.out = appendString(w.out, CompletionPrompt(r.Messages))
 	}
-	if o.Seed != nil {
+	if r.Seed != nil {
 		w.key("seed")
-		w.out = strconv.AppendInt(w.out, *o.Seed, 10)
+		w.out = strconv.AppendInt(w.out, *r.Seed, 10)
 	}
 	w.key("stream")
-	w.out = strconv.AppendBool(w.out, o.Stream)
-	if o.Stream && (o.IncludeUsage || o.ContinuousUsage) {
+	w.out = strconv.AppendBool(w.out, r.Stream)
+	if r.Stream && (r.IncludeUsage || r.ContinuousUsage) {
 		w.key("stream_options")
 		switch {
-		case o.IncludeUsage && o.ContinuousUsage:
+		case r.IncludeUsage && r.ContinuousUsage:
 			w.out = append(w.out, `{"continuous_usage_stats":true,"include_usage":true}`...)
-		case o.IncludeUsage:
+		case r.IncludeUsage:
 			w.out = append(w.out, `{"include_usage":true}`...)
 		default:
 			w.out = append(w.out, `{"continuous_usage_stats":true}`...)
 		}
 	}
-	if o.Temperature != nil {
+	if r.Temperature != nil {
 		w.key("temperature")
-		w.value(*o.Temperature)
+		w.value(*r.Temperature)
 	}
-	if chat && len(s.Tools) > 0 {
-		if len(o.ToolChoice) > 0 {
+	if chat && len(r.Tools) > 0 {
+		if len(r.ToolChoice) > 0 {
 			w.key("tool_choice")
-			w.value(o.ToolChoice)
+			w.value(r.ToolChoice)
 		}
 		w.key("tools")
-		w.value(s.Tools)
+		w.value(r.Tools)
 	}
 	w.extrasBefore("", true)
 	if w.err != nil {
@@ -156,7 +178,7 @@ func (o *Options) buildBody(s requestSpec) ([]byte, error) {
 }
 
 // bodyWriter writes a request body's fields, merging in the extra
-// fields (Options.ExtraBody) at their places in key order; a built-in
+// fields (Params.ExtraBody) at their places in key order; a built-in
 // field replaces the extra field of its key.
 type bodyWriter struct {
 	out    []byte
@@ -219,7 +241,7 @@ func (w *bodyWriter) messages(msgs []conv.Message, enc []json.RawMessage) {
 		if i > 0 || len(enc) > 0 {
 			w.out = append(w.out, ',')
 		}
-		e, err := encodeMessage(m)
+		e, err := EncodeMessage(m)
 		if err != nil && w.err == nil {
 			w.err = err
 		}
@@ -234,7 +256,7 @@ func (w *bodyWriter) messages(msgs []conv.Message, enc []json.RawMessage) {
 // encoding/json itself.
 func appendString(b []byte, s string) []byte {
 	for i := range len(s) {
-		if c := s[i]; !openai.PlainASCII[c] || c == '<' || c == '>' || c == '&' {
+		if c := s[i]; !plainASCII[c] || c == '<' || c == '>' || c == '&' {
 			q, _ := json.Marshal(s) // a string always encodes
 			return append(b, q...)
 		}
@@ -244,11 +266,11 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// completionPrompt joins a chat history into one text prompt for
+// CompletionPrompt joins a chat history into one text prompt for
 // /v1/completions: "System: ...", "User: ...", "Assistant: ...", "Tool:
 // ..." paragraphs (an assistant's tool calls follow its text as JSON),
 // ending with "Assistant:" for the model to continue.
-func completionPrompt(msgs []conv.Message) string {
+func CompletionPrompt(msgs []conv.Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		switch m.Role {
