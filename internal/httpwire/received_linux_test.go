@@ -9,15 +9,13 @@ import (
 	"time"
 )
 
-// TestReceivedIsArrival: a response's Received is when its bytes reached
-// the machine (the kernel's stamp, taken within the server's write on
-// loopback), not when the client read them: the client reads a chunk
-// at least 20 ms after the server wrote it, and Received lies within the
-// write. Received moves on with each chunk read.
+// TestReceivedIsArrival: a response's Received is the receive stamp of
+// the bytes read last (internal/rxstamp tests that it is the kernel's,
+// not the read's): not earlier than the server's write, not later than
+// the read, unchanged until the next read, and never going back.
 func TestReceivedIsArrival(t *testing.T) {
 	t.Parallel()
-	type span struct{ before, after time.Time }
-	written := make(chan span)
+	written := make(chan time.Time)
 	next := make(chan struct{})
 	u := rawServer(t, func(c net.Conn, _ *http.Request) bool {
 		if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"); err != nil {
@@ -25,12 +23,11 @@ func TestReceivedIsArrival(t *testing.T) {
 		}
 		for _, chunk := range []string{"5\r\nfirst\r\n", "6\r\nsecond\r\n0\r\n\r\n"} {
 			<-next
-			s := span{before: time.Now()}
+			before := time.Now()
 			if _, err := io.WriteString(c, chunk); err != nil {
 				return false
 			}
-			s.after = time.Now()
-			written <- s
+			written <- before
 		}
 		return true
 	})
@@ -44,22 +41,28 @@ func TestReceivedIsArrival(t *testing.T) {
 		t.Fatal("Received is nil")
 	}
 	buf := make([]byte, 64)
+	var prev time.Time
 	for i, want := range []string{"first", "second"} {
 		next <- struct{}{}
-		w := <-written
-		time.Sleep(20 * time.Millisecond) // the client reads late
-		read := time.Now()
+		before := <-written
+		time.Sleep(5 * time.Millisecond) // the client reads late
 		n, err := io.ReadFull(resp.Body, buf[:len(want)])
+		read := time.Now()
 		if err != nil || string(buf[:n]) != want {
 			t.Fatalf("chunk %d: %q, %v", i, buf[:n], err)
 		}
 		got := resp.Received()
-		// A millisecond's room either side for the wall and monotonic
-		// clocks' drift (the kernel's stamp is on the wall clock).
-		if got.Before(w.before.Add(-time.Millisecond)) || got.After(w.after.Add(time.Millisecond)) {
-			t.Errorf("chunk %d: Received %v after the write began, which took %v; the read came %v after it began",
-				i, got.Sub(w.before), w.after.Sub(w.before), read.Sub(w.before))
+		// A millisecond's room for the wall and monotonic clocks' drift
+		// (the kernel's stamp is on the wall clock).
+		if got.Before(before.Add(-time.Millisecond)) || got.After(read) || got.Before(prev) {
+			t.Errorf("chunk %d: Received %v after the write began; the read returned %v after it; the previous stamp %v",
+				i, got.Sub(before), read.Sub(before), prev.Sub(before))
 		}
+		time.Sleep(2 * time.Millisecond)
+		if again := resp.Received(); !again.Equal(got) {
+			t.Errorf("chunk %d: Received moved from %v to %v without a read", i, got, again)
+		}
+		prev = got
 	}
 	if b, err := io.ReadAll(resp.Body); err != nil || len(b) != 0 {
 		t.Fatalf("rest of body: %q, %v", b, err)

@@ -1,7 +1,9 @@
 // Package rxstamp reads TCP connections together with when the bytes read
 // reached the machine: the kernel's receive stamp of each read's last
-// segment (SO_TIMESTAMPNS, on Linux), taken when the segment entered the
-// kernel's receive path. A client that stamps a streamed reply's chunks
+// segment (SO_TIMESTAMPNS, on Linux), taken when the kernel's network
+// stack received it (on loopback, when it delivered it to TCP: on a
+// loaded machine the kernel defers that work, and the stamp with it, up
+// to tens of milliseconds after the sender's write). A client that stamps a streamed reply's chunks
 // with it gets their arrival, not its own wake-up after them (on a busy
 // machine that wait runs from microseconds to tens of milliseconds, and
 // it is the reader's, not the sender's); a server gets when a request

@@ -115,6 +115,14 @@ func (r *Reader) recv(fd uintptr) bool {
 			return true
 		}
 		r.n = int(n)
+		if raceEnabled {
+			// The race detector takes a socket's read to happen after
+			// the process's writes before it (syscall.Read and Write say
+			// so), but knows nothing of recvmsg: a zero-length read says
+			// it here, so that what a test's server did before writing
+			// is seen as done before the client read it.
+			syscall.Read(int(fd), nil)
+		}
 		if r.n > 0 {
 			// Stamps of one connection never go back (the bytes came in
 			// order; a step of the wall clock could otherwise reorder
