@@ -27,6 +27,10 @@ type Reader struct {
 	recvFn func(fd uintptr) bool
 
 	last atomic.Int64 // the stamp of the last read, since anchor (0: none yet)
+	// kernel reports whether the last read's stamp was the kernel's (the
+	// kernel starts stamping for the whole machine a moment after the
+	// first socket asks it to: reads before then are stamped when read).
+	kernel bool
 }
 
 // New turns on SO_TIMESTAMPNS on nc, a plain TCP connection (not TLS
@@ -139,6 +143,7 @@ func (r *Reader) recv(fd uintptr) bool {
 func (r *Reader) stamp() time.Duration {
 	t := time.Now()
 	now := t.Sub(anchor) // monotonic
+	r.kernel = false
 	var h syscall.Cmsghdr
 	hl := int(unsafe.Sizeof(h))
 	var ts syscall.Timespec
@@ -150,6 +155,7 @@ func (r *Reader) stamp() time.Duration {
 		return now
 	}
 	ts = *(*syscall.Timespec)(unsafe.Pointer(&r.oob[cmsgAlign(hl)]))
+	r.kernel = true
 	// How long the bytes waited, on the wall clock (the kernel's), taken
 	// off the monotonic now: durations between stamps are immune to steps
 	// of the wall clock, as time.Now's are.

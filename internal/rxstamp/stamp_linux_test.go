@@ -12,35 +12,13 @@ import (
 // net.Conn reads do: a deadline is a timeout, a closed peer an EOF.
 func TestReadErrors(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	peer := <-accepted
-	if peer == nil {
-		t.Fatal("accept failed")
-	}
+	nc, peer := tcpPair(t)
 	r := New(nc)
 	if r == nil {
 		t.Fatal("no Reader for a TCP connection")
 	}
 	nc.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
-	_, err = r.Read(make([]byte, 8))
+	_, err := r.Read(make([]byte, 8))
 	if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
 		t.Fatalf("read past the deadline: %v, want a timeout", err)
 	}
@@ -73,39 +51,17 @@ func TestNewNotTCP(t *testing.T) {
 // that; before any read it is the current time.
 func TestConnReceived(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
-	peer, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer peer.Close()
-	nc := <-accepted
-	if nc == nil {
-		t.Fatal("accept failed")
-	}
+	nc, peer := tcpPair(t)
 	r := New(nc)
 	if r == nil {
 		t.Fatal("no Reader for a TCP connection")
 	}
-	c := &Conn{Conn: nc, R: r}
-	defer c.Close()
 	t0 := time.Now()
 	if got := r.Received(); got.Before(t0) {
 		t.Errorf("Received before any read = %v before the call", t0.Sub(got))
 	}
+	c := &Conn{Conn: nc, R: r}
+	stamping(t, c, peer)
 	before := time.Now()
 	if _, err := peer.Write([]byte("hello")); err != nil {
 		t.Fatal(err)
@@ -151,4 +107,49 @@ func queued(t testing.TB, nc net.Conn) time.Time {
 	}
 	t.Fatal("no bytes arrived in 10 s")
 	return time.Time{}
+}
+
+// tcpPair returns the two ends of a loopback TCP connection, closed when
+// the test ends.
+func tcpPair(t *testing.T) (a, b net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	a, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if b = <-accepted; b == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { b.Close() })
+	return a, b
+}
+
+// stamping waits until the kernel stamps what c reads (it starts a
+// moment after the first socket of the machine asks), with single bytes
+// the peer writes and c reads.
+func stamping(t *testing.T, c *Conn, peer net.Conn) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if _, err := peer.Write([]byte{0}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, make([]byte, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if c.R.kernel {
+			return
+		}
+	}
+	t.Fatal("the kernel stamped no read in 10 s")
 }
