@@ -1,22 +1,18 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"sync"
-	"time"
 
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/inferenceperf"
-	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/replay/openai"
 	"github.com/mtkit/mtkit/internal/source"
-	"github.com/mtkit/mtkit/internal/sweep"
+	"github.com/mtkit/mtkit/internal/stagerun"
 )
 
 // configFile is --config: a workload config, and what mtrun derived
@@ -149,81 +145,8 @@ func (o *options) usePlan(in *source.Input) {
 	o.replay.MaxInFlight = p.Plan.MaxInFlight
 	o.stage.stages = nil
 	if !p.Plan.Probe { // a sweep's stages are known after its probe
-		o.stage.stages = requestStages(p.Plan.Stages)
+		o.stage.stages = stagerun.RequestStages(p.Plan.Stages)
 	}
-}
-
-// requestStages are an inference-perf plan's stages as records' stage
-// loads (requests=RATE).
-func requestStages(stages []inferenceperf.Stage) []sweep.Stage {
-	var out []sweep.Stage
-	for _, s := range stages {
-		out = append(out, sweep.Stage{Kind: sweep.Requests, Level: s.Rate, Duration: s.Duration})
-	}
-	return out
-}
-
-// sweepInferencePerf runs an inference-perf sweep (load.sweep): the
-// probe, on the plan's schedule, recorded as warmup and measured for the
-// sweep's timeout; then the stages generated from its saturation rate,
-// as one staged run.
-func (o *options) sweepInferencePerf(stop, abort context.Context, src source.Source, sink replay.Sink, errw io.Writer,
-	runStage func(stop, abort context.Context, o replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error)) (*replay.Summary, error) {
-	plan := o.cfg.plan
-	sw := plan.Config.Load.Sweep
-	probe := o.replay
-	probe.Phase, probe.Duration = record.PhaseWarmup, sw.Timeout
-	spans := &probeSpans{Encoder: sink.Records}
-	probeSink := sink
-	probeSink.Records = spans
-	var total replay.Summary
-	sum, err := runStage(stop, abort, probe, src, probeSink)
-	if sum != nil {
-		addSummary(&total, sum)
-	}
-	if err != nil || stop.Err() != nil {
-		return &total, err
-	}
-	sat, err := inferenceperf.Saturation(spans.spans, sw.Timeout, sw.Percentile)
-	if err != nil {
-		return &total, err
-	}
-	stages := sw.Stages(sat)
-	fmt.Fprintf(errw, "mtrun: sweep: saturation %.2f requests/s (p%g of the probe's drain rates); stages at %v requests/s\n", sat, sw.Percentile, rates(stages))
-	next, err := plan.Replan(stages)
-	if err != nil {
-		return &total, err
-	}
-	main := o.replay
-	main.Schedule, main.MaxInFlight, main.FirstSeq, main.Start = next.Schedule, next.MaxInFlight, total.NextSeq, time.Time{}
-	sink.Records = stageLoads{sink.Records, 1, requestStages(stages)}
-	sum, err = runStage(stop, abort, main, source.Slice(next.Sessions), sink)
-	if sum != nil {
-		addSummary(&total, sum)
-	}
-	return &total, err
-}
-
-// probeSpans passes records on and keeps their start and end.
-type probeSpans struct {
-	record.Encoder
-	mu    sync.Mutex
-	spans []inferenceperf.Span
-}
-
-func (p *probeSpans) Encode(r *record.Record) error {
-	p.mu.Lock()
-	p.spans = append(p.spans, inferenceperf.Span{Start: r.Start, End: r.End})
-	p.mu.Unlock()
-	return p.Encoder.Encode(r)
-}
-
-func rates(stages []inferenceperf.Stage) []float64 {
-	out := make([]float64, len(stages))
-	for i, s := range stages {
-		out[i] = s.Rate
-	}
-	return out
 }
 
 // dryRun prints the plan and what the command line made of it.

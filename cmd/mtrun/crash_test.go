@@ -26,7 +26,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv("MTRUN_TEST_AS_MTRUN") == "1" {
 		main()
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if mtstatsBuild.dir != "" {
+		os.RemoveAll(mtstatsBuild.dir) // excel_test.go
+	}
+	os.Exit(code)
 }
 
 // startProcess runs mtrun as a child process.

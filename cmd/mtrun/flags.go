@@ -199,7 +199,7 @@ func (v *flagValues) flags() []cli.Flag {
 		&cli.Float64Flag{Name: "request-rate", DefaultText: "none", Destination: &v.requestRate, Category: load, Usage: "vLLM's per-user rate: exponential think time with mean 1/`R` s"},
 		&cli.BoolFlag{Name: "loop", Destination: &v.loop, Category: load, Usage: "recycle conversations (fresh ids) until --duration or --max-requests"},
 		&cli.IntFlag{Name: "users", Destination: &v.users, Category: load, Usage: "user-centric timing: `N` users, each sending a turn every --user-gap, staggered by gap/N, one conversation at a time (excludes --rate and --clients)"},
-		cat(load, cliflag.Duration("user-gap", &v.userGap, "user-centric timing: time `GAP` between the turns of a user (a turn not ready then goes when its previous answer ends, recorded as lateness)")),
+		cat(load, cliflag.Duration("user-gap", &v.userGap, "user-centric timing: time `GAP` between the turns of a user (a turn not ready then goes when its previous answer ends, recorded as client wait)")),
 		&cli.Float64Flag{Name: "time-scale", DefaultText: "1", Destination: &v.timeScale, Category: load, Usage: "trace clock of a timed input: multiply the trace's times by `F` (0.1 replays ten times faster)"},
 
 		&cli.IntFlag{Name: "max-requests", Aliases: []string{"n", "max-num-requests"}, DefaultText: "all", Destination: &v.maxRequests, Category: limits, Usage: "stop after `N` requests"},
@@ -292,7 +292,7 @@ func (v *flagValues) vllmFlags() []cli.Flag {
 		cliflag.Duration("request-timeout-sec", &v.vllmRequestTimeout, "per-request `TIMEOUT`, raised to 0.2 s per max_tokens for long answers (--request-timeout is fixed)"),
 		&cli.BoolFlag{Name: "excel-output", Aliases: []string{"e"}, Destination: &v.excel, Usage: "write statistics_<clients>_clients__<time>.xlsx (sheets Summary and Raw data, vLLM's columns)"},
 		&cli.StringFlag{Name: "stats-json-output", Destination: &v.statsJSON, Usage: "write the per-request statistics (ttft_ms, tpot_ms, ...) as a JSON list to `FILE`"},
-		&cli.StringFlag{Name: "warmup-percentages", Value: "0%", Destination: &v.warmupPct, Usage: "summarise the workbook without the first `P%`[,P%...] of the requests (ignored with --warmup-step)"},
+		cliflag.WarmupPercentages(&v.warmupPct, "0%"),
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Destination: &v.verbose, Usage: "one line per request on stderr, and time_between_user_turns_sec in the workbook"},
 		&cli.BoolFlag{Name: "no-early-stop", Destination: &v.noEarlyStop, Usage: "do not stop when one client is done; mtrun never stops early, so this changes nothing"},
 		&cli.BoolFlag{Name: "trust-remote-code", Destination: &v.trustRemoteCode, Usage: "accepted for vLLM command lines; mtrun runs no tokenizer code"},

@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/mtkit/mtkit/internal/command"
-	"github.com/mtkit/mtkit/internal/iox"
 	"github.com/mtkit/mtkit/internal/metrics"
 	"github.com/mtkit/mtkit/internal/replay"
 )
@@ -24,8 +21,8 @@ type metricsOptions struct {
 	limits   metrics.Limits // --metrics-max-series, --metrics-max-bytes
 
 	// Set during the run, for the manifest.
-	path    string
-	targets []metrics.TargetStats
+	path string
+	run  *metrics.Run // its Targets are the scrape counts, once closed
 }
 
 // metricsOptions checks the --metrics-* flags.
@@ -46,37 +43,10 @@ func (v *flagValues) metricsOptions() (metricsOptions, error) {
 	return m, nil
 }
 
-// seriesPath is --metrics-file, or the records file name with
-// ".metrics.jsonl" and the records' compression (.zst for Parquet);
-// "" when records go to stdout.
-func seriesPath(o *options) string {
-	if o.metrics.file != "" {
-		return o.metrics.file
-	}
-	if o.records == "" || o.records == "-" {
-		return ""
-	}
-	base, suffix := o.records, ""
-	switch {
-	case strings.HasSuffix(base, ".gz"):
-		suffix = ".gz"
-	case strings.HasSuffix(base, ".zst"), strings.HasSuffix(base, ".parquet"):
-		suffix = ".zst"
-	}
-	for _, ext := range []string{".gz", ".zst", ".parquet", ".jsonl", ".json"} {
-		base = strings.TrimSuffix(base, ext)
-	}
-	return base + ".metrics.jsonl" + suffix
-}
-
-// startMetrics starts scraping the server's metrics into the series file,
-// registered with outs so that closing the outputs stops the scraper (with
-// a last scrape) before closing the file. The server's own /metrics is
-// scraped only when it answers in the exposition format; an endpoint
-// given with --metrics-url is scraped whatever it answers (each failure
-// is a warning and an up=0 row). Nothing here fails the run but a series
-// file that cannot be created.
-func startMetrics(ctx context.Context, o *options, stderr io.Writer, outs *outputs) error {
+// startMetrics starts scraping the server's metrics into the series file
+// (metrics.StartRun), registered with outs so that closing the outputs
+// stops the scraper (with a last scrape) before closing the file.
+func startMetrics(ctx context.Context, o *options, stderr io.Writer, outs *command.Outputs) error {
 	m := &o.metrics
 	if m.off {
 		return nil
@@ -84,64 +54,30 @@ func startMetrics(ctx context.Context, o *options, stderr io.Writer, outs *outpu
 	warnf := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "mtrun: warning: "+format+"\n", args...)
 	}
-	path := seriesPath(o)
+	path := metrics.SeriesPath(m.file, o.records)
 	if path == "" {
 		if len(m.urls) > 0 {
 			warnf("--metrics-url: the records go to stdout, so the series are not kept: give --metrics-file or --records FILE")
 		}
 		return nil
 	}
-	client := &http.Client{}
-	var targets []metrics.Target
-	for _, u := range m.urls {
-		targets = append(targets, metrics.Target{URL: u, Header: serverHeaders(o, u)})
-	}
-	if len(targets) == 0 {
-		t := metrics.Target{URL: metrics.DefaultURL(o.replay.URL)}
-		t.Header = serverHeaders(o, t.URL)
-		if metrics.Probe(ctx, client, t) != nil {
-			return nil // no Prometheus endpoint there: scraping is off
-		}
-		targets = append(targets, t)
-	}
-	out, err := iox.Create(path, nil)
-	if err != nil {
-		return fmt.Errorf("metrics: %w", err)
-	}
 	red := replay.NewRedactor(&o.replay)
-	scr := metrics.Start(metrics.Options{
-		Targets: targets, Interval: m.interval, RunID: o.replay.RunID, Client: client,
-		Redact: red.String, Warnf: warnf, Limits: m.limits,
-	}, metrics.NewWriter(out))
-	m.path = path
-	outs.add(path, closerFunc(func() error {
-		m.targets = scr.Stop()
-		return out.Close()
-	}))
+	run, err := metrics.StartRun(ctx, metrics.RunOptions{
+		Server: o.server(), URLs: m.urls, Path: path, Interval: m.interval, Limits: m.limits,
+		RunID: o.replay.RunID, Redact: red.String, Warnf: warnf,
+	})
+	if err != nil || run == nil {
+		return err
+	}
+	m.path, m.run = path, run
+	outs.Add(path, run)
 	return nil
 }
 
-// serverHeaders are the headers sent to a metrics URL on the server's own
-// host (its API key and --header values); none to another host.
-func serverHeaders(o *options, u string) http.Header {
-	a, errA := url.Parse(u)
-	b, errB := url.Parse(o.replay.URL)
-	if errA != nil || errB != nil || a.Host != b.Host {
-		return nil
-	}
-	h := o.replay.Headers.Clone()
-	if h == nil {
-		h = http.Header{}
-	}
-	if o.replay.APIKey != "" {
-		h.Set("Authorization", "Bearer "+o.replay.APIKey)
-	}
-	return h
+// server is the server whose metrics mtrun scrapes.
+func (o *options) server() metrics.Server {
+	return metrics.Server{URL: o.replay.URL, Headers: o.replay.Headers, APIKey: o.replay.APIKey}
 }
-
-type closerFunc func() error
-
-func (f closerFunc) Close() error { return f() }
 
 // seriesInfo is the manifest's "metrics" object.
 type seriesInfo struct {
@@ -154,5 +90,5 @@ func (m *metricsOptions) manifest() *seriesInfo {
 	if m.path == "" {
 		return nil
 	}
-	return &seriesInfo{File: m.path, Interval: m.interval.String(), Targets: m.targets}
+	return &seriesInfo{File: m.path, Interval: m.interval.String(), Targets: m.run.Targets}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/mtkit/mtkit/internal/replay/openai"
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/source"
+	"github.com/mtkit/mtkit/internal/stagerun"
 	"github.com/mtkit/mtkit/internal/tokenize"
 	"github.com/mtkit/mtkit/internal/vllmcompat"
 )
@@ -57,7 +58,7 @@ type options struct {
 	cfg     configFile     // --config, --dry-run (config.go)
 	// replayRun, when set, replaces replay.Run: tests check the sweep
 	// loop's wiring with it, without a server or a clock.
-	replayRun func(stop, abort context.Context, o replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error)
+	replayRun stagerun.RunFunc
 }
 
 // options checks the flags and turns them into the run's settings;
@@ -250,19 +251,24 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		o.replay.URL = srv.URL
 	}
 
-	var outs outputs
-	defer outs.close() // on early returns; errors are reported below
+	var outs command.Outputs
+	defer outs.Close() // on early returns; errors are reported below
 	recs, err := record.Create(o.records, s.Out)
 	if err != nil {
 		return err
 	}
-	outs.add("records", recs)
+	outs.Add("records", recs)
 	if err := startMetrics(ctx, o, s.Err, &outs); err != nil {
 		return err
 	}
-	sink := replay.Sink{Records: o.vllm.Collect(recs, s.Err), Log: s.Err}
+	defer o.vllm.Remove()
+	collected, err := o.vllm.Collect(recs, s.Err)
+	if err != nil {
+		return err
+	}
+	sink := replay.Sink{Records: collected, Log: s.Err}
 	if len(o.stage.stages) > 0 {
-		sink.Records = stageLoads{sink.Records, 1, o.stage.stages}
+		sink.Records = stagerun.StageLoads{Encoder: sink.Records, First: 1, Stages: o.stage.stages}
 	}
 	if o.convOut != "" {
 		f, err := iox.Create(o.convOut, s.Out)
@@ -270,7 +276,7 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 			return err
 		}
 		out := vllmcompat.ConversationsOut(o.convOut, f)
-		outs.add(o.convOut, out)
+		outs.Add(o.convOut, out)
 		sink.Conversations = conv.NewWriter(out)
 	}
 	if command.IsTerminal(s.Err) && !o.quiet {
@@ -308,14 +314,14 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	// The first error is the one reported: a write error during the run
 	// before one closing the outputs, before one writing the manifest.
 	// The others go to stderr.
-	errs := []error{runErr, outs.close(), derr}
+	errs := []error{runErr, outs.Close(), derr}
 	if sum != nil {
 		errs = append(errs, o.vllm.Write(in.Sessions(), warmSec, time.Now()), writeManifest(o, sum, digest, started, s.Out))
 		if !o.quiet {
 			printSummary(s.Err, sum, o.askedRate())
 		}
 	}
-	if err := firstError(errs...); err != nil {
+	if err := command.FirstError("mtrun", errs...); err != nil {
 		return err
 	}
 	if stop.Err() != nil && ctx.Err() == nil {
@@ -326,72 +332,6 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	}
 	return nil
 }
-
-// outputs closes mtrun's outputs once, in the order they were opened.
-type outputs struct {
-	names   []string
-	closers []io.Closer
-	closed  bool
-}
-
-func (o *outputs) add(name string, c io.Closer) {
-	o.names, o.closers = append(o.names, name), append(o.closers, c)
-}
-
-// close closes every output and returns the first error.
-func (o *outputs) close() error {
-	if o.closed {
-		return nil
-	}
-	o.closed = true
-	var first error
-	for i, c := range o.closers {
-		if err := c.Close(); err != nil && first == nil {
-			first = fmt.Errorf("closing %s: %w", o.names[i], err)
-		}
-	}
-	return first
-}
-
-// firstError returns the first non-nil error, with the later ones as
-// "mtrun: also:" lines after its message, so no failure goes unseen but
-// none hides the first (which keeps deciding the exit status).
-func firstError(errs ...error) error {
-	var first *alsoError
-	for _, err := range errs {
-		switch {
-		case err == nil:
-		case first == nil:
-			first = &alsoError{err: err}
-		default:
-			first.also = append(first.also, err)
-		}
-	}
-	if first == nil {
-		return nil
-	}
-	if len(first.also) == 0 {
-		return first.err
-	}
-	return first
-}
-
-// alsoError is an error followed by later ones, printed after it.
-type alsoError struct {
-	err  error
-	also []error
-}
-
-func (e *alsoError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.err.Error())
-	for _, a := range e.also {
-		b.WriteString("\nmtrun: also: " + a.Error())
-	}
-	return b.String()
-}
-
-func (e *alsoError) Unwrap() error { return e.err }
 
 // checkOutputDirs fails, naming the flag and its path, when the directory
 // of an output file does not exist: the manifest, written first next to

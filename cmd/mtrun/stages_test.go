@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +12,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/manifest"
-	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/schedule"
-	"github.com/mtkit/mtkit/internal/sweep"
 )
 
 // TestStagesUsage checks the usage errors of --stages: one line on
@@ -80,26 +77,6 @@ func TestStagesWiring(t *testing.T) {
 				t.Errorf("loop %v, schedule name %q; want a loop named stages", o.replay.Loop, o.scheduleName())
 			}
 		})
-	}
-}
-
-// TestStageLoads: each staged record gets the load of its stage, counted
-// from the first stage's number; others pass unchanged.
-func TestStageLoads(t *testing.T) {
-	t.Parallel()
-	stages, err := sweep.ParseStages("clients=1:10s,clients=3:10s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	enc := stageLoads{encoderFunc(func(r *record.Record) error { got = append(got, r.StageLoad); return nil }), 4, stages}
-	for _, n := range []int{0, 3, 4, 5, 6} {
-		if err := enc.Encode(&record.Record{Stage: n}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if want := []string{"", "", "clients=1", "clients=3", ""}; !slices.Equal(got, want) {
-		t.Errorf("stage loads %q, want %q", got, want)
 	}
 }
 

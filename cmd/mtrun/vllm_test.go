@@ -251,7 +251,7 @@ func TestVLLMOutputs(t *testing.T) {
 	}
 	srv := startSim(t, cfg)
 	input := vllmList(t, 4, 3)
-	got := mtrun(t, "", nil, "--url", srv.URL, "-i", input, "-p", "2", "-e", "--stats-json-output", "sub/stats.json",
+	got := mtrunBeside(t, buildMtstats(t), "--url", srv.URL, "-i", input, "-p", "2", "-e", "--stats-json-output", "sub/stats.json",
 		"--output-file", "out.json", "-v", "--warmup-percentages", "0%,50%", "--seed", "3", "--records", "r.jsonl")
 	if got.code != 0 {
 		t.Fatalf("exit %d: %s", got.code, got.stderr)

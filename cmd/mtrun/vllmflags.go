@@ -45,18 +45,17 @@ func (v *flagValues) applyVLLM(o *options) error {
 		}
 		r.RequestTimeout, r.StretchTimeout = v.vllmRequestTimeout, true
 	}
-	p, err := vllmcompat.ParsePercentages(v.warmupPct)
-	if err != nil {
+	if _, err := vllmcompat.ParsePercentages(v.warmupPct); err != nil {
 		return command.Usagef("--warmup-percentages %q: %v", v.warmupPct, err)
 	}
 	if v.excel || v.statsJSON != "" || v.verbose {
 		o.vllm = &vllmcompat.Outputs{
 			Excel: v.excel, StatsJSON: v.statsJSON, Verbose: v.verbose,
-			Warmup: p, Model: v.model, Clients: r.Clients, Active: r.Active, Seed: v.seed,
+			Warmup: v.warmupPct, Model: v.model, Clients: r.Clients, Active: r.Active, Seed: v.seed,
 			MinTokens: v.limitMin, MaxTokens: v.limitMax,
 		}
 		if o.warmupStep {
-			o.vllm.Warmup = []float64{0}
+			o.vllm.Warmup = "0%"
 		}
 		if !v.given(&v.active) {
 			o.vllm.Active = -1 // vLLM prints None

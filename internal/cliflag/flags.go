@@ -259,3 +259,10 @@ func SLO(dst *string) *cli.StringFlag {
 func Capacity(dst *string) *cli.StringFlag {
 	return &cli.StringFlag{Name: "capacity", Destination: dst, Usage: "a sweep's capacity JSON `FILE` (docs/mtstats.md): mtrun --sweep writes it; mtstats judges the records' stages again at its levels, with --slo or the file's objectives, and reports the capacity"}
 }
+
+// WarmupPercentages is vLLM's --warmup-percentages: the summary blocks of
+// vLLM's workbook, which mtrun --excel-output has mtstats --xlsx-layout
+// vllm write; def is the default (mtrun's "0%", as vLLM's).
+func WarmupPercentages(dst *string, def string) *cli.StringFlag {
+	return &cli.StringFlag{Name: "warmup-percentages", Value: def, Destination: dst, Usage: "summarise vLLM's workbook (mtrun --excel-output, mtstats --xlsx-layout vllm) without the first `P%`[,P%...] of the requests, one block each (mtrun ignores it with --warmup-step)"}
+}

@@ -116,7 +116,7 @@ func sharedFlags() []interface{ Names() []string } {
 	return []interface{ Names() []string }{
 		Seed(nil), Tokenizer(nil, ""), Output(nil, ""), Quiet(nil), Strict(nil),
 		MaxTurns(nil), ThinkTime(nil, ""), InputFormat(nil), MetricsFile(nil, ""), NoMetrics(nil),
-		SLO(nil), Capacity(nil), Config(nil),
+		SLO(nil), Capacity(nil), Config(nil), WarmupPercentages(nil, ""),
 	}
 }
 

@@ -51,7 +51,7 @@ type Client struct {
 	dialer  net.Dialer
 	maxIdle int
 	idleFor time.Duration
-	// dialFn, when set (tests), replaces dialer.DialContext.
+	// dialFn, when set (Config.Dial), replaces dialer.DialContext.
 	dialFn func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu   sync.Mutex
@@ -71,6 +71,9 @@ type Config struct {
 	IdleTimeout time.Duration
 	// DialTimeout and KeepAlive are the net.Dialer's (defaults 30 s, 30 s).
 	DialTimeout, KeepAlive time.Duration
+	// Dial, when set, opens the connections instead of a net.Dialer (an
+	// in-memory network in tests).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Usable reports why rawURL cannot be served by this client (nil: it
@@ -126,6 +129,7 @@ func New(cfg Config) (*Client, error) {
 		maxIdle: cfg.MaxIdle,
 		idleFor: cfg.IdleTimeout,
 		dialer:  net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: cfg.KeepAlive},
+		dialFn:  cfg.Dial,
 	}
 	if c.maxIdle <= 0 {
 		c.maxIdle = 2

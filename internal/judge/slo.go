@@ -25,7 +25,7 @@ import (
 type Objective struct {
 	Text   string       // as written, e.g. "turn0:ttft_p95<=5s"
 	Turn   int          // -1: every turn
-	Metric stats.Metric // TTFT, TPOT, ITL, Latency, IntendedLatency or Lateness
+	Metric stats.Metric // TTFT, TPOT, ITL, Latency, IntendedLatency, Lateness or ClientWait
 	P      float64      // quantile in [0,1]; NaN for the mean
 	Strict bool         // "<" rather than "<="
 	Limit  float64      // milliseconds
@@ -46,6 +46,7 @@ var sloRe = regexp.MustCompile(`^(?:turn(\d+):)?([a-z0-9_]+?)_(p(\d+(?:\.\d+)?)|
 var sloMetrics = map[string]stats.Metric{
 	"ttft": stats.TTFT, "tpot": stats.TPOT, "itl": stats.ITL, "latency": stats.Latency, "e2e": stats.Latency,
 	"e2el": stats.Latency, "intended_latency": stats.IntendedLatency, "lateness": stats.Lateness,
+	"client_wait": stats.ClientWait,
 	// ttft is the first token, reasoning or content; ttft_content the
 	// first content token (reasoning models).
 	"ttft_content": stats.TTFTContent,
@@ -154,6 +155,11 @@ func (o *Objective) requestValue(r *record.Record, scratch []float64) (float64, 
 		return stats.Millis(r.IntendedLatencyNs), !r.Scheduled.IsZero(), scratch
 	case stats.Lateness:
 		return stats.Millis(r.LatenessNs), !r.Scheduled.IsZero(), scratch
+	case stats.ClientWait:
+		if r.ClientWaitNs == nil {
+			return 0, false, scratch
+		}
+		return stats.Millis(*r.ClientWaitNs), true, scratch
 	}
 	return stats.Millis(r.LatencyNs), true, scratch
 }

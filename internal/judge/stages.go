@@ -45,11 +45,15 @@ type StageRow struct {
 	ITLP99              stats.Num `json:"itl_p99_ms"`
 	LatencyP50          stats.Num `json:"latency_p50_ms"`
 	LatencyP99          stats.Num `json:"latency_p99_ms"`
-	LatenessP99         stats.Num `json:"lateness_p99_ms"`
-	CacheHitRate        stats.Num `json:"cache_hit_rate"`
+	// LatenessP99 is how late the generator sent (client wait apart);
+	// ClientWaitP99 how long due turns waited for their client (NaN for
+	// records without client_wait_ns).
+	LatenessP99   stats.Num `json:"lateness_p99_ms"`
+	ClientWaitP99 stats.Num `json:"client_wait_p99_ms"`
+	CacheHitRate  stats.Num `json:"cache_hit_rate"`
 	// Steady: the halves' throughputs agree (sweep.Criteria.Steady);
-	// ClientLimited: the client sent late (lateness p99 above 100 ms), so
-	// the stage says nothing about the server.
+	// ClientLimited: the generator sent late (lateness p99 above 100 ms,
+	// client wait apart), so the stage says nothing about the server.
 	Steady        bool `json:"steady"`
 	ClientLimited bool `json:"client_limited"`
 	// MeetsSLO is set with objectives: every one held over the stage.
@@ -157,7 +161,7 @@ func (l *laterAcc) retention(level float64) *StageRetention {
 // Result is the row as the sweep package judges it, at level of kind.
 func (r *StageRow) Result(st sweep.Stage) sweep.Result {
 	res := sweep.Result{Stage: st, Throughput: nz(r.Throughput), FirstHalf: nz(r.FirstHalf), SecondHalf: nz(r.SecondHalf),
-		LatenessP99: msDuration(r.LatenessP99), MeetsSLO: r.MeetsSLO == nil || *r.MeetsSLO}
+		LatenessP99: msDuration(r.LatenessP99), ClientWaitKnown: !math.IsNaN(float64(r.ClientWaitP99)), MeetsSLO: r.MeetsSLO == nil || *r.MeetsSLO}
 	if r.Requests > 0 {
 		res.Failed = float64(r.Failed) / float64(r.Requests)
 	}
@@ -254,7 +258,7 @@ func (s *Stages) Rows() []StageRow {
 		row.TTFTP50, row.TTFTP95, row.TTFTP99 = q(stats.TTFT, 0.5), q(stats.TTFT, 0.95), q(stats.TTFT, 0.99)
 		row.ITLP50, row.ITLP99 = q(stats.ITL, 0.5), q(stats.ITL, 0.99)
 		row.LatencyP50, row.LatencyP99 = q(stats.Latency, 0.5), q(stats.Latency, 0.99)
-		row.LatenessP99 = q(stats.Lateness, 0.99)
+		row.LatenessP99, row.ClientWaitP99 = q(stats.Lateness, 0.99), q(stats.ClientWait, 0.99)
 		if len(s.objs) > 0 {
 			met := true
 			for _, o := range s.objs {
@@ -264,7 +268,8 @@ func (s *Stages) Rows() []StageRow {
 			}
 			row.MeetsSLO = &met
 		}
-		// The kind matters: a users stage is not judged client-limited.
+		// The kind matters: without client_wait_ns, a users or active
+		// stage is not judged client-limited.
 		st := sweep.Stage{}
 		if k, level, err := sweep.ParseLoad(row.Load); err == nil {
 			st = sweep.Stage{Kind: k, Level: level}

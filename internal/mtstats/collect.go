@@ -12,6 +12,7 @@ import (
 	"github.com/mtkit/mtkit/internal/report"
 	"github.com/mtkit/mtkit/internal/retention"
 	"github.com/mtkit/mtkit/internal/stats"
+	"github.com/mtkit/mtkit/internal/vllmcompat"
 	"github.com/mtkit/mtkit/internal/workbook"
 )
 
@@ -52,6 +53,7 @@ type collector struct {
 	// of one input.
 	lastFile *stats.FileStats
 	raw      [][]any                  // rows of the XLSX "Raw data" sheet
+	vllm     []vllmcompat.Request     // the rows of vLLM's layout of XLSX
 	segs     *stats.Segments          // segments.go
 	stages   *judge.Stages            // records of staged runs and sweeps, per stage (stages.go)
 	stagesBy map[string]*judge.Stages // --compare: each input's stages
@@ -377,7 +379,11 @@ func (c *collector) add(err error, r *record.Record, label, file string) error {
 	default:
 		c.stages.Add(r) // staged runs only: it keeps its own samples
 	}
-	if c.opts.XLSX != "" {
+	if c.opts.vllmLayout() {
+		if q, ok := vllmcompat.RequestFrom(r); ok {
+			c.vllm = append(c.vllm, q)
+		}
+	} else if c.opts.XLSX != "" {
 		if len(c.raw) < workbook.MaxRows {
 			c.raw = append(c.raw, report.RawRow(r))
 		} else if len(c.raw) == workbook.MaxRows {

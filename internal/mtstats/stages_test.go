@@ -85,6 +85,49 @@ func TestStagesRows(t *testing.T) {
 	}
 }
 
+// TestStagesClientWait: the stage table keeps the wait for a free client
+// (client_wait_p99) apart from the generator's lateness, and only the
+// lateness judges a stage client-limited: an active stage whose turns
+// waited 900 ms for their client but were sent 1 ms late is not; one the
+// generator sent 300 ms late is. Records without client_wait_ns (older
+// versions) keep the old rule: an active stage is never judged so.
+func TestStagesClientWait(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	stage := func(n int, load string, late time.Duration, wait *int64) []*record.Record {
+		recs := stagedRecords(n, 20, t0.Add(time.Duration(n)*20*time.Second), 500*time.Millisecond, 50*time.Millisecond, late)
+		for _, r := range recs {
+			r.StageLoad, r.ClientWaitNs = load, wait
+			if wait != nil {
+				r.Scheduled = r.Scheduled.Add(-time.Duration(*wait))
+			}
+		}
+		return recs
+	}
+	var recs []*record.Record
+	recs = append(recs, stage(1, "active=4", time.Millisecond, record.Ptr(int64(900*time.Millisecond)))...)
+	recs = append(recs, stage(2, "active=8", 300*time.Millisecond, record.Ptr(int64(0)))...)
+	recs = append(recs, stage(3, "active=16", 900*time.Millisecond, nil)...)
+	s := judge.NewStages(nil)
+	for _, r := range recs {
+		s.Add(r)
+	}
+	rows := s.Rows()
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want 3", len(rows))
+	}
+	for i, want := range []struct {
+		late, wait float64 // ms; NaN: unknown
+		limited    bool
+	}{{1, 900, false}, {300, 0, true}, {900, math.NaN(), false}} {
+		r := rows[i]
+		wait := float64(r.ClientWaitP99)
+		if float64(r.LatenessP99) != want.late || wait != want.wait && !(math.IsNaN(wait) && math.IsNaN(want.wait)) || r.ClientLimited != want.limited {
+			t.Errorf("stage %s: lateness p99 %v, client wait p99 %v, client-limited %v; want %v, %v, %v",
+				r.Load, r.LatenessP99, r.ClientWaitP99, r.ClientLimited, want.late, want.wait, want.limited)
+		}
+	}
+}
+
 // TestReportStages checks that mtstats reports per stage (JSON and
 // table) when the records have more than one stage, and not otherwise.
 func TestReportStages(t *testing.T) {

@@ -18,6 +18,8 @@ import (
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/report"
 	"github.com/mtkit/mtkit/internal/stats"
+	"github.com/mtkit/mtkit/internal/vllmbook"
+	"github.com/mtkit/mtkit/internal/vllmcompat"
 )
 
 // Errors that map to distinct exit codes.
@@ -74,9 +76,20 @@ type Options struct {
 	Metrics   string
 	NoMetrics bool
 
-	HTML  string // also write a self-contained HTML report here
-	XLSX  string // also write an Excel workbook here
-	Every time.Duration
+	HTML string // also write a self-contained HTML report here
+	XLSX string // also write an Excel workbook here
+	// XLSXLayout is XLSX's layout: "" or XLSXMtstats (the report's
+	// figures, one row per record), XLSXVLLM or XLSXVLLMVerbose (vLLM's
+	// --excel-output, see vllmbook; verbose adds the time between user
+	// turns, as vLLM's --verbose does).
+	XLSXLayout string
+	// WarmupPercentages (vLLM's --warmup-percentages, see
+	// vllmcompat.ParsePercentages) and XLSXParams (the Summary sheet's
+	// parameter row; warmup_runtime_sec goes beside each runtime instead)
+	// fill the vLLM layout.
+	WarmupPercentages string
+	XLSXParams        vllmcompat.Params
+	Every             time.Duration
 
 	// UserGaps adds the gap between consecutive turns of each client to
 	// the describe table (usergap.go).
@@ -111,8 +124,55 @@ func (o *Options) fullGroups() bool {
 	return o.ByDetail == report.ByFull || o.Compare || o.HTML != "" || o.XLSX != "" || o.UserGaps
 }
 
+// The layouts of Options.XLSX.
+const (
+	XLSXMtstats     = "mtstats"
+	XLSXVLLM        = "vllm"
+	XLSXVLLMVerbose = "vllm-verbose"
+)
+
+// vllmLayout reports whether XLSX is written in vLLM's layout.
+func (o *Options) vllmLayout() bool {
+	return o.XLSXLayout == XLSXVLLM || o.XLSXLayout == XLSXVLLMVerbose
+}
+
+// checkLayout rejects an unknown --xlsx-layout, and the vLLM layout's
+// settings without it.
+func checkLayout(o *Options) error {
+	switch o.XLSXLayout {
+	case "", XLSXMtstats:
+		switch {
+		case o.WarmupPercentages != "":
+			return errors.New("--warmup-percentages sets vLLM's workbook: it needs --xlsx-layout vllm")
+		case len(o.XLSXParams) > 0:
+			return errors.New("--xlsx-param sets vLLM's workbook: it needs --xlsx-layout vllm")
+		}
+	case XLSXVLLM, XLSXVLLMVerbose:
+		if o.XLSX == "" {
+			return fmt.Errorf("--xlsx-layout %s: no --xlsx FILE to write", o.XLSXLayout)
+		}
+		if _, err := vllmcompat.ParsePercentages(o.warmupPercentages()); err != nil {
+			return fmt.Errorf("--warmup-percentages %q: %v", o.WarmupPercentages, err)
+		}
+	default:
+		return fmt.Errorf("--xlsx-layout %s: want mtstats, vllm or vllm-verbose", o.XLSXLayout)
+	}
+	return nil
+}
+
+// warmupPercentages is WarmupPercentages, vLLM's default 0% when empty.
+func (o *Options) warmupPercentages() string {
+	if o.WarmupPercentages == "" {
+		return "0%"
+	}
+	return o.WarmupPercentages
+}
+
 // Run reads the inputs and writes the report (or the records).
 func Run(ctx context.Context, o Options) error {
+	if err := checkLayout(&o); err != nil {
+		return &UsageError{err}
+	}
 	switch o.Format {
 	case "", report.FormatTable, report.FormatMarkdown, report.FormatJSON, report.FormatCSV:
 	case report.FormatLLMD:
@@ -242,6 +302,13 @@ func (c *collector) finish(objs []judge.Objective, partial bool) error {
 	if c.in.Malformed > 0 {
 		fmt.Fprintf(o.Err, "%d malformed lines skipped\n", c.in.Malformed)
 	}
+	if o.vllmLayout() {
+		// Before the check for records: with none, vLLM's workbook still
+		// holds the parameter row, as mtrun --excel-output's always did.
+		if err := c.writeVLLM(); err != nil {
+			return err
+		}
+	}
 	if why := c.noRecords(); why != "" {
 		fmt.Fprintln(o.Err, why)
 		if partial {
@@ -257,7 +324,7 @@ func (c *collector) finish(objs []judge.Objective, partial bool) error {
 			return err
 		}
 	}
-	if o.XLSX != "" {
+	if o.XLSX != "" && !o.vllmLayout() {
 		if err := report.WriteXLSX(o.XLSX, rep); err != nil {
 			return err
 		}
@@ -384,4 +451,23 @@ func checkOnly(o *Options) error {
 		}
 	}
 	return nil
+}
+
+// writeVLLM writes XLSX in vLLM's layout from the requests kept.
+func (c *collector) writeVLLM() error {
+	o := c.opts
+	warmup, _ := vllmcompat.ParsePercentages(o.warmupPercentages()) // checkLayout parsed it
+	wb := &vllmbook.Workbook{Warmup: warmup, Verbose: o.XLSXLayout == XLSXVLLMVerbose, Requests: c.vllm}
+	for _, p := range o.XLSXParams {
+		if p.Name != "warmup_runtime_sec" {
+			wb.Params = append(wb.Params, p)
+			continue
+		}
+		sec, ok := p.Number()
+		if !ok {
+			return &UsageError{fmt.Errorf("--xlsx-param %s: want a number of seconds", p)}
+		}
+		wb.WarmupRuntimeSec = &sec
+	}
+	return vllmbook.WriteXLSX(o.XLSX, wb)
 }

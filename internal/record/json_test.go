@@ -133,11 +133,11 @@ func TestEncodeRecordEdgeCases(t *testing.T) {
 		{"zero record", func(r *Record) { *r = Record{} }, true},
 		{"all optional set", func(r *Record) {
 			r.ReasoningTokens, r.VerifyMismatch, r.Error, r.ServerExtra = Ptr(int64(7)), Ptr(true), "boom", `{"k":1}`
-			r.TTFTContentNs = Ptr(int64(3))
+			r.TTFTContentNs, r.ClientWaitNs = Ptr(int64(3)), Ptr(int64(4))
 		}, true},
 		{"pointers to zero", func(r *Record) {
 			r.TTFTNs, r.TTFTContentNs, r.TPOTNs, r.ReasoningTokens = Ptr(int64(0)), Ptr(int64(0)), Ptr(0.0), Ptr(int64(0))
-			r.PromptTokens, r.VerifyMismatch = Ptr(int64(0)), Ptr(false)
+			r.PromptTokens, r.VerifyMismatch, r.ClientWaitNs = Ptr(int64(0)), Ptr(false), Ptr(int64(0))
 		}, true},
 		{"nil pointers", func(r *Record) {
 			r.FirstToken, r.TTFTNs, r.TPOTNs, r.PromptTokens, r.CompletionTokens, r.CachedTokens = nil, nil, nil, nil, nil, nil
@@ -374,7 +374,7 @@ func fuzzRecord(data []byte, a, b string) *Record {
 		Phase: f.str(a, b), Model: f.str(a, b),
 		Scheduled: f.time(), Start: f.time(), FirstToken: f.timePtr(), End: f.time(),
 		TTFTNs: f.intPtr(), TTFTContentNs: f.intPtr(),
-		LatencyNs: f.int64(), IntendedLatencyNs: f.int64(), LatenessNs: f.int64(),
+		LatencyNs: f.int64(), IntendedLatencyNs: f.int64(), LatenessNs: f.int64(), ClientWaitNs: f.intPtr(),
 		ThinkPlannedNs: f.int64(), ThinkActualNs: f.int64(),
 		PromptTokens: f.intPtr(), CompletionTokens: f.intPtr(), CachedTokens: f.intPtr(), ReasoningTokens: f.intPtr(),
 		ClientPromptTokens: f.int64(), ClientCompletionTokens: f.int64(),

@@ -65,7 +65,7 @@ func TestParquetFromDuckDB(t *testing.T) {
 			int32Reversed[i] = strings.Trim(n, `"`)
 		}
 	}
-	dropped := []string{"first_token", "ttft_content_ns", "reasoning_tokens", "verify_mismatch", "server_extra", "error", "itl_ns"}
+	dropped := []string{"first_token", "ttft_content_ns", "client_wait_ns", "reasoning_tokens", "verify_mismatch", "server_extra", "error", "itl_ns"}
 	retype := func(typ string) string {
 		return "SELECT * REPLACE (CAST(scheduled AS " + typ + ") AS scheduled, CAST(start AS " + typ + ") AS start, " +
 			"CAST(first_token AS " + typ + ") AS first_token, CAST(\"end\" AS " + typ + ") AS \"end\") FROM '" + src + "'"
@@ -78,7 +78,7 @@ func TestParquetFromDuckDB(t *testing.T) {
 		{"as-is", "SELECT * FROM '" + src + "'", nil},
 		{"int32-reordered-extra", "SELECT 'x' AS extra_text, 2.5 AS extra_num, " + strings.Join(int32Reversed, ", ") + " FROM '" + src + "'", nil},
 		{"missing-optional", "SELECT * EXCLUDE (" + strings.Join(dropped, ", ") + ") FROM '" + src + "'", func(r *Record) {
-			r.FirstToken, r.TTFTContentNs, r.ReasoningTokens, r.VerifyMismatch, r.ServerExtra, r.Error, r.ITLNs = nil, nil, nil, nil, "", "", nil
+			r.FirstToken, r.TTFTContentNs, r.ClientWaitNs, r.ReasoningTokens, r.VerifyMismatch, r.ServerExtra, r.Error, r.ITLNs = nil, nil, nil, nil, nil, "", "", nil
 		}},
 		{"nanoseconds", retype("TIMESTAMP_NS"), nil},
 		{"milliseconds", retype("TIMESTAMP_MS"), func(r *Record) { roundTimes(r, time.Millisecond) }},

@@ -60,9 +60,22 @@ type Record struct {
 	ITLNs             []int64  `json:"itl_ns,omitempty" parquet:"itl_ns,list"`
 	LatencyNs         int64    `json:"latency_ns" parquet:"latency_ns"`
 	IntendedLatencyNs int64    `json:"intended_latency_ns" parquet:"intended_latency_ns"`
-	LatenessNs        int64    `json:"lateness_ns" parquet:"lateness_ns"`
-	ThinkPlannedNs    int64    `json:"think_planned_ns" parquet:"think_planned_ns"`
-	ThinkActualNs     int64    `json:"think_actual_ns" parquet:"think_actual_ns"`
+	// LatenessNs is how late the load generator itself sent the request:
+	// start − the later of scheduled and the moment its client was free
+	// (scheduled + ClientWaitNs). Records without client_wait_ns were
+	// written before the two were apart: their lateness_ns is start −
+	// scheduled, any client wait included.
+	LatenessNs int64 `json:"lateness_ns" parquet:"lateness_ns"`
+	// ClientWaitNs is how long the turn, once due, waited for its client
+	// to be free: the client was still waiting for an earlier answer (of
+	// another conversation it serves in closed loop, or of this
+	// conversation's previous turn when the schedule made the turn due
+	// before that ended), or for a --max-in-flight slot. That is the
+	// load's shape, not the generator sending late. nil: not recorded
+	// (records of older versions).
+	ClientWaitNs   *int64 `json:"client_wait_ns,omitempty" parquet:"client_wait_ns,optional"`
+	ThinkPlannedNs int64  `json:"think_planned_ns" parquet:"think_planned_ns"`
+	ThinkActualNs  int64  `json:"think_actual_ns" parquet:"think_actual_ns"`
 
 	// Sizes: server usage (nil when the server did not report) and client counts.
 	PromptTokens           *int64 `json:"prompt_tokens" parquet:"prompt_tokens,optional"`

@@ -49,6 +49,13 @@ func genRecords(seed uint64, n int) []Record {
 		}
 		r.IntendedLatencyNs = r.End.Sub(r.Scheduled).Nanoseconds()
 		r.LatenessNs = r.Start.Sub(r.Scheduled).Nanoseconds()
+		if i%3 > 0 { // a third as records of older versions: no client wait
+			r.ClientWaitNs = Ptr(int64(0))
+			if i%3 == 2 {
+				w := r.LatenessNs / 2
+				r.ClientWaitNs, r.LatenessNs = Ptr(w), r.LatenessNs-w
+			}
+		}
 		if i < n/10 {
 			r.Phase = PhaseWarmup
 		}

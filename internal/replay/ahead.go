@@ -155,16 +155,23 @@ func (r *runner) arrivals(arr schedule.Arrivals, w *window, more bool) {
 		if wake.Until(r.stop, r.anchor.Add(a.at)) != nil {
 			break
 		}
+		s := a.s
 		if sem != nil {
 			select {
 			case sem <- struct{}{}:
-			case <-r.stop.Done():
+			default:
+				// Every slot is taken: the wait for one is the client's
+				// (clientWait), not the generator's lateness.
+				select {
+				case sem <- struct{}{}:
+					s.free = time.Now()
+				case <-r.stop.Done():
+				}
 			}
 			if r.stop.Err() != nil {
 				break
 			}
 		}
-		s := a.s
 		r.begin(s, s.plan.index, a.at)
 		if a.hasTurn {
 			r.plan(s, 0, 0)

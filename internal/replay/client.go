@@ -49,6 +49,9 @@ func newClient(o *Options, concurrency int) *client {
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
 	}
+	if o.dial != nil {
+		tr.DialContext = o.dial
+	}
 	c := &client{
 		// No Client.Timeout: it would cut long streams; each request has
 		// its own context deadline.
@@ -62,7 +65,7 @@ func newClient(o *Options, concurrency int) *client {
 	if httpwire.Usable(c.endpoint()) == nil {
 		c.wire, _ = httpwire.New(httpwire.Config{
 			URL: c.endpoint(), MaxIdle: concurrency + 16, IdleTimeout: 90 * time.Second,
-			DialTimeout: 10 * time.Second, KeepAlive: 30 * time.Second,
+			DialTimeout: 10 * time.Second, KeepAlive: 30 * time.Second, Dial: o.dial,
 		})
 		c.wireHeader = c.fixedHeader(true)
 		c.wireHead, c.wireOK = httpwire.Render(c.wireHeader)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -70,6 +71,70 @@ func newFakeServer(t *testing.T, configure func(*fakeServer)) *fakeServer {
 	fs.Server = httptest.NewServer(http.HandlerFunc(fs.serve))
 	t.Cleanup(fs.Close)
 	return fs
+}
+
+// pipeNet is an in-memory network for a run on synctest's clock: the
+// fake server listens on it and the replay dials it (Options.dial). On a
+// loopback socket a goroutine blocked in a read is not durably blocked,
+// so the bubble's clock would never move; on net.Pipe it is.
+type pipeNet struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newPipeNet() *pipeNet {
+	return &pipeNet{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+// Accept returns the server end of the next dialled connection.
+func (p *pipeNet) Accept() (net.Conn, error) {
+	select {
+	case c := <-p.conns:
+		return c, nil
+	case <-p.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (p *pipeNet) Close() error {
+	p.once.Do(func() { close(p.done) })
+	return nil
+}
+
+// Addr is an address the replay never dials (Options.dial does): a run
+// that would open a real connection is refused instead.
+func (p *pipeNet) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9} }
+
+// dial connects to the server end that Accept hands out.
+func (p *pipeNet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	c, s := net.Pipe()
+	select {
+	case p.conns <- s:
+		return c, nil
+	case <-p.done:
+	case <-ctx.Done():
+	}
+	c.Close()
+	s.Close()
+	return nil, net.ErrClosed
+}
+
+// newPipeServer is newFakeServer on a pipeNet, for a test inside
+// synctest.Test: its handler's pauses (tokenDelay) and the replay's
+// waits are all on the bubble's clock. Give the returned dial to
+// Options.dial.
+func newPipeServer(t *testing.T, configure func(*fakeServer)) (*fakeServer, func(context.Context, string, string) (net.Conn, error)) {
+	t.Helper()
+	fs := &fakeServer{words: 3}
+	if configure != nil {
+		configure(fs)
+	}
+	pn := newPipeNet()
+	fs.Server = &httptest.Server{Listener: pn, Config: &http.Server{Handler: http.HandlerFunc(fs.serve)}}
+	fs.Start()
+	t.Cleanup(fs.Close)
+	return fs, pn.dial
 }
 
 // requests returns the completion requests received so far, in arrival order.

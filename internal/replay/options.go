@@ -1,10 +1,12 @@
 package replay
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"time"
 
@@ -180,6 +182,9 @@ type Options struct {
 	// ahead bounds the look-ahead of arrivals (tests; zero: AheadSessions
 	// sessions, AheadBytes bytes).
 	ahead aheadBounds
+	// dial, when set, opens every connection to the server (tests: an
+	// in-memory network, so that a run can go on synctest's clock).
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // minTokens is the min_tokens sent with a turn whose max_tokens is

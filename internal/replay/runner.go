@@ -439,6 +439,7 @@ func (r *runner) lane(id, quota int) {
 		rng = segment.LaneRand(r.o.RandSeed, id)
 	}
 	var prev time.Duration // intended time of the lane's last turn
+	var free time.Time     // end of the lane's last request (clientWait)
 	defer func() {
 		for _, s := range active {
 			r.finish(s)
@@ -474,7 +475,9 @@ func (r *runner) lane(id, quota int) {
 			return
 		}
 		prev = s.ready.Sub(r.anchor)
+		s.free = free
 		r.runTurn(s, req)
+		free = s.lastEnd
 		sent++
 		if r.prepare(s) {
 			r.plan(s, sent, prev)

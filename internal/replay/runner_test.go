@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
@@ -312,11 +313,16 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
-// TestRetryAfterHonoured checks that a 429's Retry-After is honoured even though
-// the backoff alone would retry at once.
+// TestRetryAfterHonoured checks, on synctest's clock, that a 429's
+// Retry-After is honoured even though the backoff alone would retry at
+// once.
 func TestRetryAfterHonoured(t *testing.T) {
 	t.Parallel()
-	fs := newFakeServer(t, func(fs *fakeServer) {
+	synctest.Test(t, func(t *testing.T) { retryAfterHonoured(t) })
+}
+
+func retryAfterHonoured(t *testing.T) {
+	fs, dial := newPipeServer(t, func(fs *fakeServer) {
 		fs.hook = func(w http.ResponseWriter, r *http.Request, req *seenRequest) bool {
 			if req.N != 1 {
 				return false
@@ -326,13 +332,13 @@ func TestRetryAfterHonoured(t *testing.T) {
 			return true
 		}
 	})
-	res := replayT(t, Options{URL: fs.URL, Stream: true, MaxRetries: 1}, simpleConvs(1, 1))
+	res := replayT(t, Options{URL: fs.URL, Stream: true, MaxRetries: 1, dial: dial}, simpleConvs(1, 1))
 	reqs := fs.requests()
 	if len(reqs) != 2 || len(res.recs) != 2 {
 		t.Fatalf("%d requests, %d records, want 2 and 2", len(reqs), len(res.recs))
 	}
-	if gap := reqs[1].At.Sub(reqs[0].At); gap < 950*time.Millisecond || gap > 3*time.Second {
-		t.Errorf("retry %v after the 429, want about 1s", gap)
+	if gap := reqs[1].At.Sub(reqs[0].At); gap < time.Second || gap > time.Second+5*time.Millisecond {
+		t.Errorf("retry %v after the 429, want 1s (Retry-After; the backoff is at most 5 ms)", gap)
 	}
 	r := res.recs[0]
 	if r.ErrorClass != record.ErrRateLimit || r.Status != 429 || !r.Retried || r.Error != "HTTP 429: slow down" {
@@ -389,6 +395,81 @@ func TestClosedLoopConcurrency(t *testing.T) {
 	}
 }
 
+// TestClientWait runs more active conversations than clients with no
+// think time (the README's quick start, issue 23): a conversation's
+// turn, due when its previous answer ended, waits while its client
+// serves the others. That wait is the record's client_wait_ns, exactly
+// from the turn's intended time to the end of its client's previous
+// request, and lateness_ns is only what is left: the generator's own
+// delay after the client was free.
+func TestClientWait(t *testing.T) {
+	t.Parallel()
+	fs := newFakeServer(t, func(fs *fakeServer) { fs.tokenDelay = time.Millisecond })
+	res := replayT(t, Options{URL: fs.URL, Stream: true, Clients: 2, Active: 4}, simpleConvs(8, 3))
+	recs := res.final()
+	if len(recs) != 24 {
+		t.Fatalf("%d records, want 24", len(recs))
+	}
+	waited := checkClientWait(t, recs)
+	// Each client starts its two conversations at once and sends one
+	// request at a time: the second waits for the first's answer.
+	if waited < 2 {
+		t.Errorf("%d turns waited for their client, want at least one per client", waited)
+	}
+	prevEnd := map[string]time.Time{}
+	for _, rs := range res.byConv() {
+		for _, r := range rs {
+			if end, ok := prevEnd[r.ConversationID]; ok && !r.Scheduled.Before(end) {
+				// Planned after its previous answer: the user's pause
+				// is the planned think time, the wait and the lateness.
+				if got := r.ThinkPlannedNs + *r.ClientWaitNs + r.LatenessNs; got != r.ThinkActualNs {
+					t.Errorf("%s turn %d: think planned %d + client wait %d + lateness %d = %d, think actual %d",
+						r.ConversationID, r.Turn, r.ThinkPlannedNs, *r.ClientWaitNs, r.LatenessNs, got, r.ThinkActualNs)
+				}
+			}
+			prevEnd[r.ConversationID] = r.End
+		}
+	}
+}
+
+// checkClientWait checks the final records' client wait and lateness
+// against each client's previous request (by start time): a turn due
+// before that request ended waited for it (client_wait_ns = its end −
+// scheduled), and lateness_ns + client_wait_ns = start − scheduled. It
+// returns how many turns waited.
+func checkClientWait(t *testing.T, recs []*record.Record) (waited int) {
+	t.Helper()
+	byClient := map[int][]*record.Record{}
+	for _, r := range recs {
+		byClient[r.Client] = append(byClient[r.Client], r)
+	}
+	for c, rs := range byClient {
+		slices.SortFunc(rs, func(a, b *record.Record) int { return a.Start.Compare(b.Start) })
+		for i, r := range rs {
+			if r.ClientWaitNs == nil {
+				t.Fatalf("client %d %s turn %d: no client_wait_ns", c, r.ConversationID, r.Turn)
+			}
+			wait := time.Duration(*r.ClientWaitNs)
+			var want time.Duration
+			if i > 0 && rs[i-1].End.After(r.Scheduled) {
+				want = rs[i-1].End.Sub(r.Scheduled)
+			}
+			if wait != want {
+				t.Errorf("client %d %s turn %d: client wait %v, want %v (the client's previous request ended %v after the turn was due)",
+					c, r.ConversationID, r.Turn, wait, want, want)
+			}
+			if got := time.Duration(r.LatenessNs) + wait; got != r.Start.Sub(r.Scheduled) || r.LatenessNs < 0 {
+				t.Errorf("client %d %s turn %d: lateness %v + client wait %v, want start − scheduled %v with lateness ≥ 0",
+					c, r.ConversationID, r.Turn, time.Duration(r.LatenessNs), wait, r.Start.Sub(r.Scheduled))
+			}
+			if wait > 0 {
+				waited++
+			}
+		}
+	}
+	return waited
+}
+
 // TestOpenLoopConstantRate checks the absolute arrival schedule: new
 // conversations are scheduled exactly 1/rate apart, and none is sent
 // before its time. How late they are sent depends on the machine's load:
@@ -434,6 +515,33 @@ func TestOpenLoopMaxInFlight(t *testing.T) {
 	}
 	if len(res.recs) != 12 || res.sum.Finished != 6 {
 		t.Errorf("%d records, summary %+v", len(res.recs), res.sum)
+	}
+	// An arrival that waited for a slot waited for its client: the
+	// wait is client_wait_ns, not lateness, and it ended no earlier
+	// than some conversation's last answer (which freed the slot).
+	lastEnd := map[string]time.Time{}
+	for _, r := range res.final() {
+		if r.End.After(lastEnd[r.ConversationID]) {
+			lastEnd[r.ConversationID] = r.End
+		}
+	}
+	for _, r := range res.final() {
+		if r.ClientWaitNs == nil {
+			t.Fatalf("%s turn %d: no client_wait_ns", r.ConversationID, r.Turn)
+		}
+		wait := time.Duration(*r.ClientWaitNs)
+		if got := time.Duration(r.LatenessNs) + wait; got != r.Start.Sub(r.Scheduled) || r.LatenessNs < 0 {
+			t.Errorf("%s turn %d: lateness %v + client wait %v, want start − scheduled %v", r.ConversationID, r.Turn, time.Duration(r.LatenessNs), wait, r.Start.Sub(r.Scheduled))
+		}
+		if wait > 0 && r.Turn == 0 {
+			freed := false
+			for id, end := range lastEnd {
+				freed = freed || id != r.ConversationID && !end.After(r.Scheduled.Add(wait))
+			}
+			if !freed {
+				t.Errorf("%s: waited %v for a slot, but no conversation had ended by then", r.ConversationID, wait)
+			}
+		}
 	}
 }
 
@@ -964,12 +1072,17 @@ func TestAbort(t *testing.T) {
 	}
 }
 
-// TestStreamErrorNoDrain sends a malformed chunk and keeps the stream open:
-// the attempt fails at once and the retry is not held up by the rest of
-// the broken response.
+// TestStreamErrorNoDrain sends a malformed chunk and keeps the stream open
+// for 5 s: the attempt fails at once and the retry is not held up by the
+// rest of the broken response (on synctest's clock, so the retry's time
+// is exact).
 func TestStreamErrorNoDrain(t *testing.T) {
 	t.Parallel()
-	fs := newFakeServer(t, func(fs *fakeServer) {
+	synctest.Test(t, func(t *testing.T) { streamErrorNoDrain(t) })
+}
+
+func streamErrorNoDrain(t *testing.T) {
+	fs, dial := newPipeServer(t, func(fs *fakeServer) {
 		fs.hook = func(w http.ResponseWriter, r *http.Request, req *seenRequest) bool {
 			if req.N != 1 {
 				return false
@@ -982,13 +1095,13 @@ func TestStreamErrorNoDrain(t *testing.T) {
 			return true
 		}
 	})
-	res := replayT(t, Options{URL: fs.URL, Stream: true, MaxRetries: 1}, simpleConvs(1, 1))
+	res := replayT(t, Options{URL: fs.URL, Stream: true, MaxRetries: 1, dial: dial}, simpleConvs(1, 1))
 	reqs := fs.requests()
 	if len(res.recs) != 2 || res.recs[0].ErrorClass != record.ErrStream || !res.recs[1].OK() {
 		t.Fatalf("records %+v", res.recs)
 	}
-	if gap := reqs[1].At.Sub(reqs[0].At); gap > time.Second {
-		t.Errorf("retry sent %v after the broken stream: the client waited for its end", gap)
+	if gap := reqs[1].At.Sub(reqs[0].At); gap > 5*time.Millisecond {
+		t.Errorf("retry sent %v after the broken stream, want within the 5 ms backoff: the client waited for its end", gap)
 	}
 }
 

@@ -39,15 +39,15 @@ func runStart(recs []*record.Record) time.Time {
 // TestUserGapTiming replays with user-centric gaps: every turn's intended
 // time is its user's slot, computed exactly (the think times of the file
 // are not used); a user sends one request at a time and takes sessions
-// one after another; a slow answer makes the next turn late without
-// moving the later slots.
+// one after another; a slow answer makes the next turn wait (client
+// wait, not lateness) without moving the later slots.
 func TestUserGapTiming(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		gap        time.Duration
 		tokenDelay time.Duration // per word; 3 words an answer
-		wantLate   bool          // every turn after a user's first is late
+		wantLate   bool          // every turn after a user's first waits for the previous answer
 	}{
 		{"fast server", 30 * time.Millisecond, 0, false},
 		// Each answer takes at least 3 × 15 ms, more than the gap: the
@@ -69,6 +69,9 @@ func TestUserGapTiming(t *testing.T) {
 			if len(recs) != 10 || res.sum.Finished != 5 {
 				t.Fatalf("%d records, summary %+v", len(recs), res.sum)
 			}
+			// A turn whose slot came while the previous answer streamed
+			// waited for it: client wait, not lateness.
+			checkClientWait(t, recs)
 			start := runStart(recs)
 			lanes := byClient(recs)
 			if len(lanes) != users {
@@ -88,8 +91,8 @@ func TestUserGapTiming(t *testing.T) {
 						if prev := rs[k-1]; r.Start.Before(prev.End) {
 							t.Errorf("user %d turn %d sent before its previous answer ended", u, k)
 						}
-						if tc.wantLate && r.LatenessNs <= 0 {
-							t.Errorf("user %d turn %d: lateness %v, want > 0 (answers outlast the gap)", u, k, time.Duration(r.LatenessNs))
+						if tc.wantLate && (r.ClientWaitNs == nil || *r.ClientWaitNs <= 0) {
+							t.Errorf("user %d turn %d: client wait %v, want > 0 (answers outlast the gap)", u, k, r.ClientWaitNs)
 						}
 					}
 					if n := len(convsSeen); n == 0 || convsSeen[n-1] != r.ConversationID {
@@ -119,7 +122,7 @@ func tracedConv(id string, stamps ...float64) conv.Conversation {
 // TestTraceTiming replays on the trace clock: sessions start at their
 // first timestamp relative to the first session's, later turns at their
 // own, every time scaled; a turn whose time comes before its previous
-// answer ended goes after it, late.
+// answer ended goes after it, the wait recorded as client wait.
 func TestTraceTiming(t *testing.T) {
 	t.Parallel()
 	fs := newFakeServer(t, func(fs *fakeServer) { fs.tokenDelay = 10 * time.Millisecond })
@@ -160,8 +163,9 @@ func TestTraceTiming(t *testing.T) {
 			}
 		}
 	}
-	if d := res.byConv()["d"]; d[1].LatenessNs <= 0 {
-		t.Errorf("d turn 1: lateness %v, want > 0 (due while turn 0 streamed)", time.Duration(d[1].LatenessNs))
+	checkClientWait(t, recs)
+	if d := res.byConv()["d"]; d[1].ClientWaitNs == nil || *d[1].ClientWaitNs <= 0 {
+		t.Errorf("d turn 1: client wait %v, want > 0 (due while turn 0 streamed)", d[1].ClientWaitNs)
 	}
 }
 

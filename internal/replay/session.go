@@ -33,11 +33,16 @@ type session struct {
 	think   time.Duration // planned think time before the next turn
 	cur     turnSpec      // the next turn, set by runner.prepare
 	lastEnd time.Time     // end of the previous turn
-	failed  bool          // some turn failed after all retries
-	ended   bool          // no more turns will be sent
-	status  string        // finished, failed, abandoned or unfinished
-	aff     affinity      // what keeps the session's route
-	plan    sessionPlan   // what the schedule knows of it (plan.go)
+	// free is when the session's client last became free to send
+	// another conversation's turn: the end of the closed-loop lane's
+	// previous request, or when an arrival took its --max-in-flight
+	// slot (zero: only lastEnd applies). See clientWait.
+	free   time.Time
+	failed bool        // some turn failed after all retries
+	ended  bool        // no more turns will be sent
+	status string      // finished, failed, abandoned or unfinished
+	aff    affinity    // what keeps the session's route
+	plan   sessionPlan // what the schedule knows of it (plan.go)
 }
 
 // turnSpec is the next turn (request) of a session: the messages it adds

@@ -1,56 +1,64 @@
 package replay
 
 import (
+	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/schedule"
 )
 
-// TestStagedClients replays two stages of closed lanes without draining:
-// one client, then three with a warmup. Every record carries its stage,
-// in order of intended send time; the first stage uses lane 0 only, the
-// second all three; the second stage's warmup records come before its
-// measured ones; the run ends with the last stage.
+// TestStagedClients replays, on synctest's clock, two stages of closed
+// lanes without draining: one client, then three with a warmup. Every
+// record carries its stage, in order of intended send time; the first
+// stage uses lane 0 only, the second all three; the second stage's
+// warmup records come before its measured ones; the run ends with the
+// last stage. A request lasts 6 ms (3 tokens 2 ms apart) and lanes do not
+// think, so each lane sends a turn every 6 ms of each stage it is in.
 func TestStagedClients(t *testing.T) {
 	t.Parallel()
-	fs := newFakeServer(t, func(fs *fakeServer) { fs.tokenDelay = 2 * time.Millisecond })
-	sched := schedule.Staged{Levels: []schedule.Level{
-		{Level: 1, Duration: 300 * time.Millisecond},
-		{Level: 3, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond},
-	}}
-	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: sched, Loop: true}, simpleConvs(4, 2))
-	recs := res.final()
-	slices.SortFunc(recs, func(a, b *record.Record) int { return a.Scheduled.Compare(b.Scheduled) })
-	clients := map[int]map[int]bool{1: {}, 2: {}}
-	var lastWarm, firstMeasured time.Time
-	prev := 0
-	for _, r := range recs {
-		if r.Stage < prev || r.Stage < 1 || r.Stage > 2 {
-			t.Fatalf("record %d (scheduled %v) in stage %d after stage %d", r.Seq, r.Scheduled, r.Stage, prev)
+	synctest.Test(t, func(t *testing.T) {
+		fs, dial := newPipeServer(t, func(fs *fakeServer) { fs.tokenDelay = 2 * time.Millisecond })
+		sched := schedule.Staged{Levels: []schedule.Level{
+			{Level: 1, Duration: 300 * time.Millisecond},
+			{Level: 3, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond},
+		}}
+		res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: sched, Loop: true, dial: dial}, simpleConvs(4, 2))
+		recs := res.final()
+		slices.SortFunc(recs, func(a, b *record.Record) int { return a.Scheduled.Compare(b.Scheduled) })
+		type key struct{ stage, client int }
+		turns, warm := map[key]int{}, map[key]int{}
+		var lastWarm, firstMeasured time.Time
+		prev := 0
+		for _, r := range recs {
+			if r.Stage < prev || r.Stage < 1 || r.Stage > 2 {
+				t.Fatalf("record %d (scheduled %v) in stage %d after stage %d", r.Seq, r.Scheduled, r.Stage, prev)
+			}
+			prev = r.Stage
+			turns[key{r.Stage, r.Client}]++
+			switch {
+			case r.Stage == 1 && !r.Measured():
+				t.Errorf("record %d of stage 1 (no warmup) is %s", r.Seq, r.Phase)
+			case r.Stage == 2 && !r.Measured():
+				warm[key{r.Stage, r.Client}]++
+				lastWarm = r.Scheduled
+			case r.Stage == 2 && firstMeasured.IsZero():
+				firstMeasured = r.Scheduled
+			}
 		}
-		prev = r.Stage
-		clients[r.Stage][r.Client] = true
-		switch {
-		case r.Stage == 1 && !r.Measured():
-			t.Errorf("record %d of stage 1 (no warmup) is %s", r.Seq, r.Phase)
-		case r.Stage == 2 && !r.Measured():
-			lastWarm = r.Scheduled
-		case r.Stage == 2 && firstMeasured.IsZero():
-			firstMeasured = r.Scheduled
+		// 300 ms / 6 ms = 50 turns per lane and stage, 17 of them (at
+		// 0, 6, ..., 96 ms) in the 100 ms warmup.
+		want, wantWarm := map[key]int{{1, 0}: 50, {2, 0}: 50, {2, 1}: 50, {2, 2}: 50}, map[key]int{{2, 0}: 17, {2, 1}: 17, {2, 2}: 17}
+		if fmt.Sprint(turns, warm) != fmt.Sprint(want, wantWarm) {
+			t.Errorf("turns by stage and client %v (warmup %v), want %v (warmup %v)", turns, warm, want, wantWarm)
 		}
-	}
-	if len(clients[1]) != 1 || !clients[1][0] {
-		t.Errorf("stage 1 (1 client) used clients %v, want lane 0 only", clients[1])
-	}
-	if len(clients[2]) != 3 {
-		t.Errorf("stage 2 (3 clients) used clients %v, want 0, 1 and 2", clients[2])
-	}
-	if lastWarm.IsZero() || firstMeasured.IsZero() || !lastWarm.Before(firstMeasured) {
-		t.Errorf("stage 2: last warmup record at %v, first measured at %v; want warmup first", lastWarm, firstMeasured)
-	}
+		if lastWarm.IsZero() || firstMeasured.IsZero() || !lastWarm.Before(firstMeasured) {
+			t.Errorf("stage 2: last warmup record at %v, first measured at %v; want warmup first", lastWarm, firstMeasured)
+		}
+	})
 }
 
 // TestStagedRate replays two stages of constant arrivals, 20/s for
@@ -92,62 +100,65 @@ func TestStagedRate(t *testing.T) {
 	}
 }
 
-// TestStagedUsers replays two stages of user-centric users, one user then
-// three, a turn every 60 ms: every turn is at its user's slot of the
-// stage it falls in (the stage's start + u·gap/N + k·gap), stamped with
-// that stage, and every slot is used (but those of the last 250 ms: on a
-// loaded machine an answer may last until the run's end).
+// TestStagedUsers replays, on synctest's clock, two stages of
+// user-centric users, one user then three, a turn every 60 ms: every turn
+// is at its user's slot of the stage it falls in (the stage's start +
+// u·gap/N + k·gap), stamped with that stage, and every slot is used.
 func TestStagedUsers(t *testing.T) {
 	t.Parallel()
-	fs := newFakeServer(t, nil)
-	const gap, tolerance = 60 * time.Millisecond, 250 * time.Millisecond
-	sched := schedule.Staged{Gap: gap, Levels: []schedule.Level{
-		{Level: 1, Duration: 300 * time.Millisecond},
-		{Level: 3, Duration: 400 * time.Millisecond},
-	}}
-	type slot struct {
-		stage, user int
-		at          time.Duration
-	}
-	want := map[slot]bool{}
-	var stageStart time.Duration
-	for k, l := range sched.Levels {
-		for u := range int(l.Level) {
-			for at := stageStart + time.Duration(u)*gap/time.Duration(l.Level); at < stageStart+l.Duration; at += gap {
-				want[slot{k + 1, u, at}] = true
+	synctest.Test(t, func(t *testing.T) {
+		fs, dial := newPipeServer(t, nil)
+		const gap = 60 * time.Millisecond
+		sched := schedule.Staged{Gap: gap, Levels: []schedule.Level{
+			{Level: 1, Duration: 300 * time.Millisecond},
+			{Level: 3, Duration: 400 * time.Millisecond},
+		}}
+		type slot struct {
+			stage, user int
+			at          time.Duration
+		}
+		want := map[slot]bool{}
+		var stageStart time.Duration
+		for k, l := range sched.Levels {
+			for u := range int(l.Level) {
+				for at := stageStart + time.Duration(u)*gap/time.Duration(l.Level); at < stageStart+l.Duration; at += gap {
+					want[slot{k + 1, u, at}] = true
+				}
 			}
+			stageStart += l.Duration
 		}
-		stageStart += l.Duration
-	}
-	start := time.Now().Add(50 * time.Millisecond)
-	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: sched, Loop: true, Start: start}, simpleConvs(4, 3))
-	for _, r := range res.final() {
-		s := slot{r.Stage, r.Client, r.Scheduled.Sub(start)}
-		if !want[s] {
-			t.Errorf("record %d: user %d at +%v in stage %d: not a slot of the schedule", r.Seq, s.user, s.at, s.stage)
+		start := time.Now().Add(50 * time.Millisecond)
+		res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: sched, Loop: true, Start: start, dial: dial}, simpleConvs(4, 3))
+		for _, r := range res.final() {
+			s := slot{r.Stage, r.Client, r.Scheduled.Sub(start)}
+			if !want[s] {
+				t.Errorf("record %d: user %d at +%v in stage %d: not a slot of the schedule", r.Seq, s.user, s.at, s.stage)
+			}
+			delete(want, s)
 		}
-		delete(want, s)
-	}
-	for s := range want {
-		if s.at < sched.End()-tolerance {
+		for s := range want {
 			t.Errorf("no turn of user %d at +%v in stage %d", s.user, s.at, s.stage)
 		}
-	}
+	})
 }
 
 // TestStagedActive replays two stages of active sessions over the same
 // two clients, 2 then 6: in the first each client works on one
 // conversation at a time (a conversation's turns are not interleaved with
 // another's), in the second a client alternates between its three, and
-// both stages use both clients.
+// both stages use both clients. It runs on synctest's clock.
 func TestStagedActive(t *testing.T) {
 	t.Parallel()
-	fs := newFakeServer(t, func(fs *fakeServer) { fs.tokenDelay = 2 * time.Millisecond })
+	synctest.Test(t, func(t *testing.T) { stagedActive(t) })
+}
+
+func stagedActive(t *testing.T) {
+	fs, dial := newPipeServer(t, func(fs *fakeServer) { fs.tokenDelay = 2 * time.Millisecond })
 	sched := schedule.Staged{Lanes: 2, Levels: []schedule.Level{
 		{Level: 2, Duration: 300 * time.Millisecond},
 		{Level: 6, Duration: 300 * time.Millisecond},
 	}}
-	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: sched, Loop: true}, simpleConvs(8, 6))
+	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: sched, Loop: true, dial: dial}, simpleConvs(8, 6))
 	recs := res.final()
 	slices.SortFunc(recs, func(a, b *record.Record) int { return a.Scheduled.Compare(b.Scheduled) })
 	type key struct{ stage, client int }

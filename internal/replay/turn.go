@@ -18,6 +18,7 @@ type turnInfo struct {
 	attempt      int
 	phase        string
 	scheduled    time.Time
+	clientWait   time.Duration // see clientWait
 	thinkPlanned time.Duration
 	thinkActual  time.Duration
 	clientPrompt int64
@@ -126,8 +127,11 @@ func (r *runner) runTurn(s *session, req *request) {
 		if o.BackendHeader != "" {
 			info.backend = a.Header.Get(o.BackendHeader)
 		}
-		if attempt == 0 && !s.lastEnd.IsZero() {
-			info.thinkActual = a.Start.Sub(s.lastEnd)
+		if attempt == 0 {
+			info.clientWait = clientWait(s, a.Start)
+			if !s.lastEnd.IsZero() {
+				info.thinkActual = a.Start.Sub(s.lastEnd)
+			}
 		}
 		info.attempt = attempt
 		info.retried = false
@@ -180,6 +184,26 @@ func (r *runner) runTurn(s *session, req *request) {
 	s.consume(t, &answer, liveTokens, o)
 }
 
+// clientWait is how long the session's current turn, due at s.ready and
+// sent at start, waited for its client to be free: until the end of the
+// client's previous request (s.free in closed loop, where the lane
+// serves other conversations; s.lastEnd when the schedule made the turn
+// due before its own previous answer ended) or until its --max-in-flight
+// slot (s.free). It is the load's shape (a closed loop, or a slower
+// server), not the generator sending late: the record's lateness is what
+// remains of start − scheduled. think_actual = think_planned +
+// client_wait + lateness for a turn planned after its previous answer.
+func clientWait(s *session, start time.Time) time.Duration {
+	free := s.lastEnd
+	if s.free.After(free) {
+		free = s.free
+	}
+	if free.IsZero() || !free.After(s.ready) {
+		return 0
+	}
+	return min(free.Sub(s.ready), start.Sub(s.ready))
+}
+
 // backoff sleeps before a retry: exponential with jitter, or the server's
 // Retry-After. It returns false when interrupted (no retry then).
 func (r *runner) backoff(attempt int, after time.Duration) bool {
@@ -222,7 +246,8 @@ func (r *runner) records(s *session, t turnSpec, a *attempt, info *turnInfo) []*
 			End:                r.wall(a.Resp.End),
 			LatencyNs:          int64(a.Resp.End.Sub(a.Start)),
 			IntendedLatencyNs:  int64(a.Resp.End.Sub(info.scheduled)),
-			LatenessNs:         int64(a.Start.Sub(info.scheduled)),
+			LatenessNs:         int64(a.Start.Sub(info.scheduled) - info.clientWait),
+			ClientWaitNs:       record.Ptr(int64(info.clientWait)),
 			ThinkPlannedNs:     int64(info.thinkPlanned),
 			ThinkActualNs:      int64(info.thinkActual),
 			ClientPromptTokens: info.clientPrompt,

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
@@ -164,62 +165,68 @@ func TestWriteError(t *testing.T) {
 	}
 }
 
-// flushCounter is a record output that reports each Encode and counts
-// flushes.
+// flushCounter is a record output that counts flushes.
 type flushCounter struct {
 	memRecords
-	encoded chan struct{}
-	flushed chan struct{} // gets a value per flush (dropped when full)
 	flushes atomic.Int64
-}
-
-func (f *flushCounter) Encode(r *record.Record) error {
-	f.memRecords.Encode(r)
-	f.encoded <- struct{}{}
-	return nil
 }
 
 func (f *flushCounter) Flush() error {
 	f.flushes.Add(1)
-	select {
-	case f.flushed <- struct{}{}:
-	default:
-	}
 	return nil
 }
 
-// TestFlushCoalesced: records that come one at a time, each finding the
-// queue empty, are not flushed one by one (a write system call each) but
-// at most every flushGap; a lone record is still flushed well before the
-// 500 ms tick.
+// TestFlushCoalesced runs the writer on synctest's clock: records that
+// come one at a time, each finding the queue empty, are not flushed one
+// by one (a write system call each) but at most once per flushGap, and a
+// record is flushed at once when the last flush is flushGap old, else
+// exactly flushGap after it, never by the 500 ms tick.
 func TestFlushCoalesced(t *testing.T) {
 	t.Parallel()
-	out := &flushCounter{encoded: make(chan struct{}), flushed: make(chan struct{}, 1)}
-	w := newWriter(Sink{Records: out}, func(bool, error) {})
-	const n = 500
-	for i := range n {
-		w.send(item{recs: []*record.Record{{Seq: int64(i)}}})
-		<-out.encoded // the writer took it: its queue is empty again
-	}
-	for len(out.flushed) > 0 {
-		<-out.flushed
-	}
-	start := time.Now()
-	w.send(item{recs: []*record.Record{{Seq: n}}})
-	<-out.encoded
-	select {
-	case <-out.flushed:
-		if d := time.Since(start); d >= flushTick {
-			t.Errorf("a lone record was flushed after %v, by the tick", d)
+	synctest.Test(t, func(t *testing.T) {
+		out := &flushCounter{}
+		w := newWriter(Sink{Records: out}, func(bool, error) {})
+		seq := int64(0)
+		send := func() {
+			w.send(item{recs: []*record.Record{{Seq: seq}}})
+			seq++
+			synctest.Wait() // the writer took it and waits again
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a lone record was never flushed")
-	}
-	w.close()
-	if f := out.flushes.Load(); f > n/2 {
-		t.Errorf("%d flushes for %d records that came one at a time", f, n+1)
-	}
-	if got := len(out.all()); got != n+1 {
-		t.Errorf("%d records written, want %d", got, n+1)
-	}
+		// 500 records 1 ms apart: a flush every flushGap, not 500.
+		const n = 500
+		start := time.Now()
+		for range n {
+			send()
+			time.Sleep(time.Millisecond)
+		}
+		elapsed := time.Since(start)
+		if f, most := out.flushes.Load(), int64(elapsed/flushGap+elapsed/flushTick+1); f > most || f < most/2 {
+			t.Errorf("%d flushes for %d records 1 ms apart over %v, want at most %d (one per %v and tick)", f, n, elapsed, most, flushGap)
+		}
+		// A lone record after a quiet second: flushed at once.
+		time.Sleep(time.Second + flushTick/2) // off the tick: it fires at 2 s, 2.5 s, ...
+		before := out.flushes.Load()
+		send()
+		if f := out.flushes.Load(); f != before+1 {
+			t.Errorf("a lone record after a quiet second: %d flushes without any time passing, want 1", f-before)
+		}
+		// One right after that flush: flushed exactly flushGap later.
+		send()
+		if f := out.flushes.Load(); f != before+1 {
+			t.Errorf("a record within flushGap of the last flush was flushed at once (%d flushes)", f-before)
+		}
+		time.Sleep(flushGap - time.Nanosecond)
+		if f := out.flushes.Load(); f != before+1 {
+			t.Errorf("a record within flushGap of the last flush was flushed before the gap ended (%d flushes)", f-before)
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if f := out.flushes.Load(); f != before+2 {
+			t.Errorf("a record within flushGap of the last flush: %d flushes flushGap later, want 2", f-before)
+		}
+		w.close()
+		if got := len(out.all()); got != int(seq) {
+			t.Errorf("%d records written, want %d", got, seq)
+		}
+	})
 }

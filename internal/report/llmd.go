@@ -176,7 +176,7 @@ func mtkitExtras(g *stats.Group, turns []*stats.Group, load string) map[string]a
 	if load != "" {
 		x["stage_load"] = load
 	}
-	for _, name := range []string{"lateness_ms", "intended_latency_ms", "think_actual_ms"} {
+	for _, name := range []string{"lateness_ms", "client_wait_ms", "intended_latency_ms", "think_actual_ms"} {
 		if d, ok := g.Metrics.Get(name); ok && d.Count > 0 {
 			x[name] = d
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -15,6 +16,13 @@ func (t *textWriter) stages(title string, rows []judge.StageRow) {
 	withLoad := slices.ContainsFunc(rows, func(r judge.StageRow) bool { return r.Load != "" })
 	header := []string{"stage", "requests", "failed", "starts/s", "requests/s", "throughput", "ttft_p50", "ttft_p95", "ttft_p99", "itl_p50", "itl_p99",
 		"latency_p50", "latency_p99", "lateness_p99", "cache_hit", "steady", "client_limited"}
+	// Client wait beside lateness when the records kept it apart
+	// (client_wait_ns; older records did not).
+	withWait := slices.ContainsFunc(rows, func(r judge.StageRow) bool { return !math.IsNaN(float64(r.ClientWaitP99)) })
+	waitAt := slices.Index(header, "lateness_p99") + 1
+	if withWait {
+		header = slices.Insert(header, waitAt, "client_wait_p99")
+	}
 	withSLO := len(rows) > 0 && rows[0].MeetsSLO != nil
 	if withSLO {
 		header = append(header, "slo")
@@ -38,6 +46,9 @@ func (t *textWriter) stages(title string, rows []judge.StageRow) {
 		row := []string{strconv.Itoa(r.Stage), strconv.Itoa(r.Requests), strconv.Itoa(r.Failed), starts, f(r.RequestsPerSec), f(r.Throughput),
 			f(r.TTFTP50), f(r.TTFTP95), f(r.TTFTP99), f(r.ITLP50), f(r.ITLP99), f(r.LatencyP50), f(r.LatencyP99),
 			f(r.LatenessP99), fmtPct(r.CacheHitRate), yes(r.Steady), yes(r.ClientLimited)}
+		if withWait {
+			row = slices.Insert(row, waitAt, f(r.ClientWaitP99))
+		}
 		if withSLO {
 			row = append(row, map[bool]string{true: "met", false: "NOT MET"}[*r.MeetsSLO])
 		}

@@ -28,7 +28,7 @@ type RequestStage struct {
 // of a stage is round ⌊i/Users⌋ of the stage's session i mod Users, so a
 // session sends its rounds at the times of every Users-th request, one
 // at a time (a round whose time comes while the previous answer is
-// still streaming goes when it ends, recorded as lateness). With Users
+// still streaming goes when it ends, recorded as client wait). With Users
 // == 0 every request is a session of one turn.
 //
 // Arrival times follow inference-perf's timers, drawn from Seed:

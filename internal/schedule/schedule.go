@@ -9,8 +9,8 @@
 // times; the runner sends a turn at its intended time or, when the
 // session's previous answer is still streaming then, as soon as it ends
 // (each session has one request in flight). The difference is recorded
-// as lateness, so a schedule the server cannot keep up with shows as
-// lateness rather than as a quietly slower load.
+// as client wait (record client_wait_ns), so a schedule the server cannot
+// keep up with shows as waiting rather than as a quietly slower load.
 //
 // Implementations:
 //

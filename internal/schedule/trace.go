@@ -12,7 +12,7 @@ import (
 // (relative to the session's first turn), every time multiplied by Scale
 // (0.1 replays ten times faster). A turn is never sent before the
 // session's previous answer ended: when its trace time comes first, it
-// goes as soon as the answer ends, and the wait shows as lateness.
+// goes as soon as the answer ends, and the wait shows as client wait.
 //
 // Sessions are expected in order of their first timestamps (trace
 // sources yield them so); one that is earlier than a session before it

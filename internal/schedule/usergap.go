@@ -12,7 +12,7 @@ import (
 // ramp-up cliff). A user takes sessions one after another (a session's
 // turns, then the next session's). Think times are not used. When a
 // turn's time comes while the user's previous answer is still streaming,
-// it goes as soon as the answer ends: that shows as lateness, and the
+// it goes as soon as the answer ends: that shows as client wait, and the
 // user's later turns keep their slots (the schedule does not drift).
 type UserGap struct {
 	N   int           // users (lanes), > 0

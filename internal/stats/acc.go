@@ -28,7 +28,12 @@ const (
 	OutputTokens
 	OutputChunks
 	IntendedLatency
+	// Lateness is how late the generator sent a request once it was due
+	// and its client free; ClientWait is how long a due turn waited for
+	// its client (closed loop's shape, issue 23: a quick start's 699 ms
+	// "lateness" was conversations waiting for one of 8 clients).
 	Lateness
+	ClientWait
 	ThinkPlanned
 	ThinkActual
 	// TTFTContent is the time to the first content token of requests
@@ -48,7 +53,7 @@ const (
 var MetricNames = [numMetrics]string{
 	"ttft_ms", "tpot_ms", "itl_ms", "latency_ms",
 	"input_num_turns", "input_num_tokens", "output_num_tokens", "output_num_chunks",
-	"intended_latency_ms", "lateness_ms", "think_planned_ms", "think_actual_ms",
+	"intended_latency_ms", "lateness_ms", "client_wait_ms", "think_planned_ms", "think_actual_ms",
 	"ttft_content_ms", "reasoning_num_tokens", "reasoning_num_chunks",
 }
 
@@ -86,7 +91,7 @@ type samples [numMetrics]sampleSet
 
 // init sets the units: durations are kept in ns and reported in ms.
 func (s *samples) init() {
-	for _, m := range []Metric{TTFT, ITL, Latency, IntendedLatency, Lateness, ThinkPlanned, ThinkActual, TTFTContent} {
+	for _, m := range []Metric{TTFT, ITL, Latency, IntendedLatency, Lateness, ClientWait, ThinkPlanned, ThinkActual, TTFTContent} {
 		s[m].scale = 1e6
 	}
 }

@@ -20,6 +20,7 @@ var MetricColumns = [numMetrics][]string{
 	OutputChunks:    {"chunks"},
 	IntendedLatency: {"intended_latency_ns", "scheduled"},
 	Lateness:        {"lateness_ns", "scheduled"},
+	ClientWait:      {"client_wait_ns"},
 	ThinkPlanned:    {"think_planned_ns", "turn"},
 	ThinkActual:     {"think_actual_ns", "turn"},
 	TTFTContent:     {"ttft_content_ns"},
@@ -107,6 +108,10 @@ func addSample(s *sampleSet, m Metric, r *record.Record) {
 	case Lateness:
 		if !r.Scheduled.IsZero() {
 			s.add(r.LatenessNs)
+		}
+	case ClientWait:
+		if r.ClientWaitNs != nil {
+			s.add(*r.ClientWaitNs)
 		}
 	case ThinkPlanned:
 		if r.Turn > 0 {

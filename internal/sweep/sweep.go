@@ -14,9 +14,13 @@ type Result struct {
 	// FirstHalf and SecondHalf are the throughput of the two halves of
 	// the window (steadiness).
 	FirstHalf, SecondHalf float64
-	// LatenessP99 is the 99th percentile of how late the client sent
-	// requests after their intended time.
-	LatenessP99 time.Duration
+	// LatenessP99 is the 99th percentile of how late the generator sent
+	// requests once they were due and their client free (record
+	// lateness_ns). ClientWaitKnown says the records kept the wait for a
+	// free client apart (client_wait_ns); before that, lateness_ns
+	// included it.
+	LatenessP99     time.Duration
+	ClientWaitKnown bool
 	// Failed is the share of requests that failed.
 	Failed float64
 	// MeetsSLO says every objective held over the window (true when there
@@ -69,17 +73,21 @@ func (c Criteria) Steady(r Result) bool {
 	return mean > 0 && math.Abs(r.FirstHalf-r.SecondHalf) <= c.Unsteady*mean
 }
 
-// ClientLimited reports whether the client could not send on time: such
-// a stage says nothing about the server and must not be read as its
-// saturation. A users stage is never judged so: a user's turn waits for
-// the user's previous answer, so its lateness grows when the server
-// saturates and does not tell the client's delays from the server's
-// (its saturation shows in throughput, steadiness and the objectives).
-// Nor is an active stage: a client serves its conversations one request
-// at a time, so a conversation's ready turn waits while the client
-// serves the others, by design.
+// ClientLimited reports whether the generator could not send on time
+// (lateness p99 above Late): such a stage says nothing about the server
+// and must not be read as its saturation. Lateness leaves out the time a
+// due turn waited for its client (a client serves an active stage's
+// conversations one request at a time; a user's turn waits for the
+// previous answer), which is the load's shape and grows when the server
+// saturates. Records that did not keep that wait apart (!ClientWaitKnown)
+// have it in their lateness, so their users and active stages are not
+// judged (their saturation shows in throughput, steadiness and the
+// objectives).
 func (c Criteria) ClientLimited(r Result) bool {
-	return r.Stage.Kind != Users && r.Stage.Kind != Active && r.LatenessP99 > c.withDefaults().Late
+	if !r.ClientWaitKnown && (r.Stage.Kind == Users || r.Stage.Kind == Active) {
+		return false
+	}
+	return r.LatenessP99 > c.withDefaults().Late
 }
 
 // Holds reports whether the server held the stage: steady, no failures,

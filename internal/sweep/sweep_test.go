@@ -203,6 +203,37 @@ func TestClientLimitedUsers(t *testing.T) {
 	}
 }
 
+// TestClientLimitedWaitApart: records that keep the wait for a free
+// client apart (client_wait_ns) leave only the generator's own delay in
+// the lateness, so a stage of any kind is client-limited when that is
+// over the limit; records that do not (older versions) have the wait in
+// their lateness, so their users and active stages are not judged.
+func TestClientLimitedWaitApart(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		kind  Kind
+		late  time.Duration
+		known bool
+		want  bool
+	}{
+		{Active, time.Second, true, true},
+		{Users, time.Second, true, true},
+		{Active, time.Millisecond, true, false},
+		{Users, time.Millisecond, true, false},
+		{Clients, time.Second, true, true},
+		{Rate, time.Millisecond, true, false},
+		{Active, time.Second, false, false},
+		{Users, time.Second, false, false},
+		{Clients, time.Second, false, true},
+		{Rate, time.Second, false, true},
+	} {
+		r := Result{Stage: Stage{Kind: tc.kind, Level: 4}, LatenessP99: tc.late, ClientWaitKnown: tc.known}
+		if got := (Criteria{}).ClientLimited(r); got != tc.want {
+			t.Errorf("%s stage, lateness p99 %v, client wait known %v: client-limited %v, want %v", tc.kind, tc.late, tc.known, got, tc.want)
+		}
+	}
+}
+
 func TestSteady(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

@@ -1,15 +1,18 @@
 // Package vllmcompat writes what vLLM's benchmark_serving_multi_turn.py
 // writes besides mtkit's records, from the run's records: the workbook of
-// --excel-output, the per-request list of --stats-json-output, the
-// per-request lines of --verbose, and --output-file's JSON list of
-// conversations.
+// --excel-output (through the mtstats program, see vllmbook), the
+// per-request list of --stats-json-output, the per-request lines of
+// --verbose, and --output-file's JSON list of conversations.
 package vllmcompat
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,36 +20,74 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/record"
 )
 
 // Outputs writes what vLLM's --excel-output, --stats-json-output and
 // --verbose write, from the run's records. A nil *Outputs writes nothing.
+// The workbook is written by the mtstats program (mtstats --xlsx-layout
+// vllm, package vllmbook), from a copy of the records kept in a temporary
+// file, so that its Excel library is not part of mtrun.
 type Outputs struct {
-	Excel     bool      // statistics_<clients>_clients__<time>.xlsx in the working directory
-	StatsJSON string    // the per-request list's file
-	Verbose   bool      // a line per request on the log
-	Warmup    []float64 // the workbook's warmup fractions, see ParsePercentages
+	Excel     bool   // statistics_<clients>_clients__<time>.xlsx in the working directory
+	StatsJSON string // the per-request list's file
+	Verbose   bool   // a line per request on the log
+	// Warmup is the workbook's --warmup-percentages, as given (see
+	// ParsePercentages).
+	Warmup string
 	// The test parameters of vLLM's summary; Active < 0 is vLLM's None.
 	Model                string
 	Clients, Active      int
 	Seed                 uint64
 	MinTokens, MaxTokens int
+	// Exe is where mtstats is looked for first: beside this executable
+	// (empty: the running one), then on PATH; see command.Sibling.
+	Exe string
 
 	mu       sync.Mutex
 	requests []Request
 	log      io.Writer
+	// copies writes the records' copy for mtstats to the file copyPath;
+	// nil without Excel.
+	copies   record.Encoder
+	copyPath string
 }
 
 // Collect returns enc, also keeping vLLM's row of every record (after the
-// run's redaction, which happens before enc); log receives the --verbose
-// lines and the workbook's name.
-func (v *Outputs) Collect(enc record.Encoder, log io.Writer) record.Encoder {
+// run's redaction, which happens before enc) and, for the workbook, a copy
+// of the records in a temporary file (Remove removes it); log receives the
+// --verbose lines and the workbook's name.
+func (v *Outputs) Collect(enc record.Encoder, log io.Writer) (record.Encoder, error) {
 	if v == nil {
-		return enc
+		return enc, nil
 	}
 	v.log = log
-	return &tee{v: v, enc: enc}
+	if v.Excel {
+		f, err := os.CreateTemp("", "mtrun-excel-*.jsonl")
+		if err != nil {
+			return nil, fmt.Errorf("--excel-output: %w", err)
+		}
+		v.copyPath = f.Name()
+		f.Close()
+		if v.copies, err = record.Create(v.copyPath, nil); err != nil {
+			return nil, fmt.Errorf("--excel-output: %w", err)
+		}
+	}
+	return &tee{v: v, enc: enc}, nil
+}
+
+// Remove removes the records' copy for the workbook, if any.
+func (v *Outputs) Remove() {
+	if v == nil || v.copyPath == "" {
+		return
+	}
+	if v.copies != nil {
+		v.copies.Close()
+		v.copies = nil
+	}
+	os.Remove(v.copyPath)
+	v.copyPath = ""
 }
 
 type tee struct {
@@ -64,6 +105,14 @@ func (t *tee) Encode(r *record.Record) error {
 				q.ClientID, q.ConversationID, r.Turn, q.TTFTMs, q.TPOTMs, q.LatencyMs, q.InputNumTokens, q.OutputNumTokens)
 		}
 	}
+	if c := t.v.copies; c != nil {
+		t.v.mu.Lock()
+		err := c.Encode(r)
+		t.v.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("--excel-output: the records' copy %s: %w", t.v.copyPath, err)
+		}
+	}
 	return t.enc.Encode(r)
 }
 
@@ -71,9 +120,10 @@ func (t *tee) Flush() error { return t.enc.Flush() }
 
 func (t *tee) Close() error { return t.enc.Close() }
 
-// Write writes the statistics JSON and the workbook. now names the
-// workbook as vLLM does (statistics_<clients>_clients__<dd-mm-YYYY_HH-MM-SS>.xlsx,
-// in the working directory).
+// Write writes the statistics JSON and has mtstats write the workbook.
+// now names the workbook as vLLM does
+// (statistics_<clients>_clients__<dd-mm-YYYY_HH-MM-SS>.xlsx, in the
+// working directory).
 func (v *Outputs) Write(conversations int, warmupSec *float64, now time.Time) error {
 	if v == nil {
 		return nil
@@ -95,6 +145,16 @@ func (v *Outputs) Write(conversations int, warmupSec *float64, now time.Time) er
 	if !v.Excel {
 		return nil
 	}
+	name := fmt.Sprintf("statistics_%d_clients__%s.xlsx", v.Clients, now.Format("02-01-2006_15-04-05"))
+	if err := v.runMtstats(name, v.mtstatsArgs(name, conversations, warmupSec)); err != nil {
+		return fmt.Errorf("--excel-output: %w", err)
+	}
+	fmt.Fprintf(v.log, "mtrun: client metrics exported to file: %s\n", name)
+	return nil
+}
+
+// mtstatsArgs are the arguments of mtstats writing the workbook name.
+func (v *Outputs) mtstatsArgs(name string, conversations int, warmupSec *float64) []string {
 	var active any = v.Active
 	if v.Active < 0 {
 		active = nil
@@ -107,12 +167,47 @@ func (v *Outputs) Write(conversations int, warmupSec *float64, now time.Time) er
 	if v.MaxTokens > 0 {
 		params = append(params, Param{Name: "max_tokens", Value: v.MaxTokens})
 	}
-	name := fmt.Sprintf("statistics_%d_clients__%s.xlsx", v.Clients, now.Format("02-01-2006_15-04-05"))
-	wb := &Workbook{Params: params, Warmup: v.Warmup, WarmupRuntimeSec: warmupSec, Verbose: v.Verbose, Requests: v.requests}
-	if err := WriteXLSX(name, wb); err != nil {
-		return fmt.Errorf("--excel-output: %w", err)
+	if warmupSec != nil {
+		params = append(params, Param{Name: "warmup_runtime_sec", Value: *warmupSec})
 	}
-	fmt.Fprintf(v.log, "mtrun: client metrics exported to file: %s\n", name)
+	layout := "vllm"
+	if v.Verbose {
+		layout = "vllm-verbose"
+	}
+	args := []string{"--no-metrics", "--xlsx", name, "--xlsx-layout", layout, "--warmup-percentages", v.Warmup}
+	for _, p := range params {
+		args = append(args, "--xlsx-param", p.String())
+	}
+	return append(args, "--", v.copyPath)
+}
+
+// runMtstats runs mtstats with args on the records' copy, which it then
+// removes; the report mtstats prints is not wanted, its diagnostics go to
+// the error. With no record, mtstats writes the workbook (parameters
+// only) and exits with status 1, which is success here.
+func (v *Outputs) runMtstats(name string, args []string) error {
+	defer v.Remove()
+	if err := v.copies.Close(); err != nil {
+		return fmt.Errorf("the records' copy %s: %w", v.copyPath, err)
+	}
+	v.copies = nil
+	exe, err := command.Sibling("mtstats", v.Exe)
+	if err != nil {
+		return err
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(exe, args...)
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == command.ExitFailure && len(v.requests) == 0 {
+		if _, serr := os.Stat(name); serr == nil {
+			return nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w: %s", exe, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
 	return nil
 }
 

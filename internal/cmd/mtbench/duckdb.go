@@ -45,6 +45,7 @@ var summaryMetrics = []struct {
 	{"output_num_chunks", "chunks", 1, false},
 	{"intended_latency_ms", "intended_latency_ns", 1e6, false},
 	{"lateness_ms", "lateness_ns", 1e6, false},
+	{"client_wait_ms", "client_wait_ns", 1e6, false},
 }
 
 // summaryQuantiles are the quantiles of every describe row, with their
@@ -185,7 +186,7 @@ func duckSource(path string) string {
 	}
 	cols := []string{"phase:'VARCHAR'", "retried:'BOOLEAN'", "error_class:'VARCHAR'", "turn:'BIGINT'",
 		"start:'TIMESTAMP_NS'", `"end":'TIMESTAMP_NS'`, "ttft_ns:'BIGINT'", "tpot_ns:'DOUBLE'", "itl_ns:'BIGINT[]'",
-		"latency_ns:'BIGINT'", "intended_latency_ns:'BIGINT'", "lateness_ns:'BIGINT'", "input_messages:'BIGINT'",
+		"latency_ns:'BIGINT'", "intended_latency_ns:'BIGINT'", "lateness_ns:'BIGINT'", "client_wait_ns:'BIGINT'", "input_messages:'BIGINT'",
 		"prompt_tokens:'BIGINT'", "client_prompt_tokens:'BIGINT'", "completion_tokens:'BIGINT'",
 		"client_completion_tokens:'BIGINT'", "cached_tokens:'BIGINT'", "chunks:'BIGINT'"}
 	return "read_json(" + q + "', format='newline_delimited', columns={" + strings.Join(cols, ", ") + "})"

@@ -303,7 +303,7 @@ func TestParseOutputs(t *testing.T) {
 		doc  string
 		want string
 	}{
-		{"mtstats summary without metrics", mtstatsSummary, `{"summary":{"requests":1}}`, "no summary.cache_hit_rate, summary.cache_reported_requests, summary.failed, summary.input_tokens (and 105 more)"},
+		{"mtstats summary without metrics", mtstatsSummary, `{"summary":{"requests":1}}`, "no summary.cache_hit_rate, summary.cache_reported_requests, summary.failed, summary.input_tokens (and 115 more)"},
 		{"mtstats summary not JSON", mtstatsSummary, `{`, "mtstats JSON"},
 		{"by turn without groups", mtstatsByTurn, `{"summary":{}}`, "no groups"},
 		{"by turn without ttft", mtstatsByTurn, `{"groups":[{"key":"1","metrics":{}}]}`, `group "1": no metrics.ttft_ms`},

@@ -124,7 +124,11 @@ func genRecords(s recordSpec, emit func(*record.Record) error) error {
 		}
 		reqs++
 		scheduled := c.at
-		start := scheduled + int64(20e3+rng.ExpFloat64()*200e3) // lateness: 20 µs + exp(200 µs)
+		var wait int64 // client wait: a quarter of the turns wait exp(3 ms) for their client
+		if rng.Float64() < 0.25 {
+			wait = int64(rng.ExpFloat64() * 3e6)
+		}
+		start := scheduled + wait + int64(20e3+rng.ExpFloat64()*200e3) // lateness: 20 µs + exp(200 µs)
 		var ok bool
 		var latency int64
 		for attempt := 0; ; attempt++ {
@@ -138,7 +142,7 @@ func genRecords(s recordSpec, emit func(*record.Record) error) error {
 				InputMessages: 2*c.turn + 2, ClientPromptTokens: prompt - prompt/20, ThinkPlannedNs: c.think}
 			rec.Scheduled = base.Add(time.Duration(scheduled))
 			rec.Start = base.Add(time.Duration(start))
-			rec.LatenessNs = start - scheduled
+			rec.LatenessNs, rec.ClientWaitNs = start-scheduled-wait, record.Ptr(wait)
 			if attempt == 0 && c.turn > 0 {
 				rec.ThinkActualNs = c.think + rec.LatenessNs
 			}

@@ -71,6 +71,6 @@ func (b *bench) schedule(ctx context.Context, dir string) error {
 			b.figs.add(sec, "lateness max "+name, "ms", nil, q(late, 1))
 		}
 	}
-	b.figs.note(sec, "|achieved − asked| at 50/s", "open loop, --arrival constant, one-turn conversations against a simulator with TTFT 2ms, 1ms/token, 5 tokens; lateness = actual send − intended send as recorded by mtrun")
+	b.figs.note(sec, "|achieved − asked| at 50/s", "open loop, --arrival constant, one-turn conversations against a simulator with TTFT 2ms, 1ms/token, 5 tokens; lateness = mtrun's lateness_ns, actual send − intended send (one-turn conversations never wait for their client: client_wait_ns 0)")
 	return nil
 }

@@ -131,7 +131,7 @@ func (b *bench) trace(ctx context.Context, dir string) error {
 	}
 	b.figs.note(sec, "Mooncake excerpt: lateness p99 at --time-scale 0.2", "the first 300 lines of Mooncake's conversation trace ("+mooncakeExcerpt+"): 35 timestamps 3 s apart, up to 16 requests at one, prompts of 14k tokens on average, output lengths as in the trace; otherwise as the synthetic trace")
 	b.figs.note(sec, "burst lateness p99 at --time-scale 0.2", fmt.Sprintf(
-		"synthetic Mooncake trace: %d requests in %d bursts %d ms apart (1 to %d at one timestamp), prompts log-uniform %d-%d tokens (block 0 shared, the rest new), %d output tokens; simulator TTFT %v, 1 ms a token; %s; lateness = actual send − intended send as mtrun records it; "+
+		"synthetic Mooncake trace: %d requests in %d bursts %d ms apart (1 to %d at one timestamp), prompts log-uniform %d-%d tokens (block 0 shared, the rest new), %d output tokens; simulator TTFT %v, 1 ms a token; %s; lateness = mtrun's lateness_ns: actual send − intended send less the wait for the previous answer (client_wait_ns); "+
 			"[before] is the --base-bin mtrun, run interleaved with this tree's",
 		n, bursts, burstEvery, burstMax, burstMinIn, burstMaxIn, burstOutput, traceSimTTFT, pin))
 	return nil

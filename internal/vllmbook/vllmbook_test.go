@@ -1,13 +1,12 @@
-package vllmcompat
+package vllmbook
 
 import (
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
-	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/vllmcompat"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -16,12 +15,12 @@ import (
 // std with ddof = 1) and the tail selection of --warmup-percentages.
 func TestWriteVLLMXLSX(t *testing.T) {
 	t.Parallel()
-	var reqs []Request
+	var reqs []vllmcompat.Request
 	for i, ttft := range []float64{4, 1, 3, 2} { // start order: 1, 2, 3, 4 below
-		reqs = append(reqs, Request{TTFTMs: ttft, LatencyMs: 10, StartTimeMs: 1000 * ttft, ConversationID: "c", ClientID: i})
+		reqs = append(reqs, vllmcompat.Request{TTFTMs: ttft, LatencyMs: 10, StartTimeMs: 1000 * ttft, ConversationID: "c", ClientID: i})
 	}
 	path := filepath.Join(t.TempDir(), "w.xlsx")
-	wb := &Workbook{Params: []Param{{"model", "m"}, {"num_clients", 2}}, Warmup: []float64{0, 0.5}, Requests: reqs}
+	wb := &Workbook{Params: []vllmcompat.Param{{Name: "model", Value: "m"}, {Name: "num_clients", Value: 2}}, Warmup: []float64{0, 0.5}, Requests: reqs}
 	if err := WriteXLSX(path, wb); err != nil {
 		t.Fatal(err)
 	}
@@ -50,30 +49,5 @@ func TestWriteVLLMXLSX(t *testing.T) {
 	raw, _ := f.GetRows("Raw data")
 	if len(raw) != 5 || raw[1][0] != "1" || raw[4][0] != "4" || raw[1][len(raw[1])-1] != "1010" {
 		t.Errorf("Raw data not sorted by start, or end_time_ms wrong: %q", raw)
-	}
-}
-
-func TestVLLMRequestFrom(t *testing.T) {
-	t.Parallel()
-	p := record.Ptr[int64]
-	ok := record.Record{Phase: record.PhaseMeasure, Start: time.UnixMilli(5000), LatencyNs: 2e6, TTFTNs: p(1e6),
-		PromptTokens: p(200), CachedTokens: p(50), CompletionTokens: p(10), Chunks: 5, InputMessages: 3, ConversationID: "c", Client: 1}
-	q, counted := RequestFrom(&ok)
-	want := Request{TTFTMs: 1, LatencyMs: 2, StartTimeMs: 5000, InputNumTurns: 3, InputNumTokens: 200, OutputNumTokens: 10,
-		OutputNumChunks: 4, OutputNumFirstChunkTokens: 2, ApproxCachedPercent: 25, ConversationID: "c", ClientID: 1}
-	if !counted || q != want {
-		t.Errorf("got %+v, %v; want %+v", q, counted, want)
-	}
-	for name, mod := range map[string]func(*record.Record){
-		"failed":  func(r *record.Record) { r.ErrorClass = record.ErrHTTP5xx },
-		"retried": func(r *record.Record) { r.Retried = true },
-		"warmup":  func(r *record.Record) { r.Phase = record.PhaseWarmup },
-		"choice":  func(r *record.Record) { r.Choice = 1 },
-	} {
-		r := ok
-		mod(&r)
-		if _, counted := RequestFrom(&r); counted {
-			t.Errorf("%s record counted", name)
-		}
 	}
 }

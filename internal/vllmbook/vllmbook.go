@@ -1,74 +1,22 @@
-package vllmcompat
+// Package vllmbook writes the workbook of vLLM's --excel-output
+// (benchmark_serving_multi_turn.py) from vllmcompat's request rows. mtstats
+// writes it (--xlsx-layout vllm); mtrun's --excel-output runs mtstats, so
+// that excelize is not linked into mtrun.
+package vllmbook
 
 import (
 	"cmp"
 	"math"
 	"slices"
 
-	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/stats"
+	"github.com/mtkit/mtkit/internal/vllmcompat"
 	"github.com/mtkit/mtkit/internal/workbook"
 )
 
-// Request is one row of the per-request statistics of vLLM's
-// benchmark_serving_multi_turn.py (its RequestStats), in its field order.
-type Request struct {
-	TTFTMs      float64 `json:"ttft_ms"`
-	TPOTMs      float64 `json:"tpot_ms"`
-	LatencyMs   float64 `json:"latency_ms"`
-	StartTimeMs float64 `json:"start_time_ms"`
-	// InputNumTurns is the number of messages sent.
-	InputNumTurns   int   `json:"input_num_turns"`
-	InputNumTokens  int64 `json:"input_num_tokens"`
-	OutputNumTokens int64 `json:"output_num_tokens"`
-	// OutputNumChunks counts the chunks after the first, as vLLM does.
-	OutputNumChunks int `json:"output_num_chunks"`
-	// OutputNumFirstChunkTokens is estimated as tokens per chunk (mtkit
-	// does not count the first chunk's tokens).
-	OutputNumFirstChunkTokens int64 `json:"output_num_first_chunk_tokens"`
-	// ApproxCachedPercent is the server's cached prompt tokens in percent
-	// of the prompt (0 when the server does not report them).
-	ApproxCachedPercent float64 `json:"approx_cached_percent"`
-	ConversationID      string  `json:"conversation_id"`
-	ClientID            int     `json:"client_id"`
-}
-
-// RequestFrom converts the record of a request into vLLM's row; false
-// for the records vLLM does not count (failed, retried, warmup, choices
-// other than the first).
-func RequestFrom(r *record.Record) (Request, bool) {
-	if !r.OK() || r.Retried || !r.Measured() || r.Choice != 0 {
-		return Request{}, false
-	}
-	v := Request{
-		TTFTMs: -1, LatencyMs: stats.Millis(r.LatencyNs), StartTimeMs: float64(r.Start.UnixNano()) / 1e6,
-		InputNumTurns: r.InputMessages, InputNumTokens: stats.InputTokensOf(r), OutputNumTokens: stats.OutputTokensOf(r),
-		OutputNumChunks: max(r.Chunks-1, 0), ConversationID: r.ConversationID, ClientID: r.Client,
-	}
-	if r.TTFTNs != nil {
-		v.TTFTMs = stats.Millis(*r.TTFTNs)
-	}
-	if r.TPOTNs != nil {
-		v.TPOTMs = *r.TPOTNs / 1e6
-	}
-	if r.Chunks > 0 {
-		v.OutputNumFirstChunkTokens = max(1, int64(math.Round(float64(v.OutputNumTokens)/float64(r.Chunks))))
-	}
-	if r.CachedTokens != nil && v.InputNumTokens > 0 {
-		v.ApproxCachedPercent = 100 * float64(*r.CachedTokens) / float64(v.InputNumTokens)
-	}
-	return v, true
-}
-
-// Param is one named value of a parameter row of vLLM's workbook.
-type Param struct {
-	Name  string
-	Value any
-}
-
 // Workbook is what vLLM's --excel-output writes.
 type Workbook struct {
-	Params []Param // the test parameters (model, num_clients, ...)
+	Params []vllmcompat.Param // the test parameters (model, num_clients, ...)
 	// Warmup are the fractions of the first requests left out of each
 	// summary block (vLLM's --warmup-percentages), sorted.
 	Warmup []float64
@@ -76,7 +24,7 @@ type Workbook struct {
 	WarmupRuntimeSec *float64
 	// Verbose adds time_between_user_turns_sec, as vLLM's --verbose does.
 	Verbose  bool
-	Requests []Request
+	Requests []vllmcompat.Request
 }
 
 // vllmRawColumns are vLLM's "Raw data" columns (RequestStats, then the
@@ -92,7 +40,7 @@ var vllmSummarised = []string{"ttft_ms", "tpot_ms", "latency_ms", "input_num_tur
 
 // vllmRow is a request's "Raw data" row; between is NaN for a
 // conversation's first request.
-func vllmRow(q *Request, between float64, verbose bool) []any {
+func vllmRow(q *vllmcompat.Request, between float64, verbose bool) []any {
 	row := []any{q.TTFTMs, q.TPOTMs, q.LatencyMs, q.StartTimeMs, q.InputNumTurns, q.InputNumTokens,
 		q.OutputNumTokens, q.OutputNumChunks, q.OutputNumFirstChunkTokens, q.ApproxCachedPercent,
 		q.ConversationID, q.ClientID}
@@ -110,7 +58,7 @@ func vllmRow(q *Request, between float64, verbose bool) []any {
 // "Raw data" with one row per request sorted by start time.
 func WriteXLSX(path string, wb *Workbook) error {
 	reqs := slices.Clone(wb.Requests)
-	slices.SortStableFunc(reqs, func(a, b Request) int { return cmp.Compare(a.StartTimeMs, b.StartTimeMs) })
+	slices.SortStableFunc(reqs, func(a, b vllmcompat.Request) int { return cmp.Compare(a.StartTimeMs, b.StartTimeMs) })
 	between := make([]float64, len(reqs))
 	last := map[string]float64{}
 	for i, q := range reqs {
@@ -139,7 +87,7 @@ func WriteXLSX(path string, wb *Workbook) error {
 	defer f.Close()
 	// put writes vals on 0-based row r, as pandas' startrow counts.
 	put := func(r int, vals ...any) error { return workbook.SetRow(sw, r, vals) }
-	paramRow := func(r int, ps []Param) error {
+	paramRow := func(r int, ps []vllmcompat.Param) error {
 		names, vals := make([]any, len(ps)), make([]any, len(ps))
 		for i, p := range ps {
 			names[i], vals[i] = p.Name, p.Value
@@ -164,10 +112,10 @@ func WriteXLSX(path string, wb *Workbook) error {
 			break
 		}
 		runtime := (tail[len(tail)-1][col["end_time_ms"]].(float64) - tail[0][col["start_time_ms"]].(float64)) / 1000
-		ps := []Param{{"runtime_sec", runtime}, {"requests_per_sec", float64(len(tail)) / runtime}}
+		ps := []vllmcompat.Param{{Name: "runtime_sec", Value: runtime}, {Name: "requests_per_sec", Value: float64(len(tail)) / runtime}}
 		if wb.WarmupRuntimeSec != nil {
-			ps = append(ps, Param{"warmup_runtime_sec", *wb.WarmupRuntimeSec},
-				Param{"total_runtime_incl_warmup_sec", runtime + *wb.WarmupRuntimeSec})
+			ps = append(ps, vllmcompat.Param{Name: "warmup_runtime_sec", Value: *wb.WarmupRuntimeSec},
+				vllmcompat.Param{Name: "total_runtime_incl_warmup_sec", Value: runtime + *wb.WarmupRuntimeSec})
 		}
 		if err := paramRow(start, ps); err != nil {
 			return err
