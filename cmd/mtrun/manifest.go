@@ -29,7 +29,7 @@ func writeManifest(o *options, sum *replay.Summary, digest string, started time.
 	m := replay.NewManifest(&o.replay, started, command.Version(), map[string]any{
 		"warmup_step": o.warmupStep, "sim_config": o.simSpec,
 		"schedule": o.scheduleName(), "users": o.sched.users, "user_gap": o.sched.userGap.String(), "time_scale": o.sched.timeScale,
-		"segment": o.scale.seg.String(), "start_at": o.scale.startAtString(),
+		"segment": o.scale.seg.String(), "start_at": o.scale.start.String(),
 	})
 	m.Args, m.Input, m.InputHash, m.Tokenizer = o.args, o.input, digest, o.tokenizer
 	m.Simulated, m.Records, m.ConvOutput = o.sim, o.records, o.convOut

@@ -282,7 +282,11 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	if command.IsTerminal(s.Err) && !o.quiet {
 		sink.Progress = s.Err
 	}
-	if err := o.scale.wait(stop, s.Err, o.quiet); err != nil {
+	var waitLog io.Writer
+	if !o.quiet {
+		waitLog = s.Err
+	}
+	if err := o.scale.start.Wait(stop, o.scale.seg, waitLog); err != nil {
 		return err
 	}
 	var sum *replay.Summary

@@ -198,7 +198,7 @@ func TestStartAt(t *testing.T) {
 	// The wait for --start-at reads a clock that is at the start: a
 	// loaded machine may reach it more than the 1 s allowed after the
 	// start (segment.TestWaitStart tests the wait and the refusal).
-	o.scale.clock = atClock{start}
+	o.scale.start.Clock = atClock{start}
 	var errb clitest.Buffer
 	if err := run(context.Background(), o, command.Streams{In: strings.NewReader(""), Out: io.Discard, Err: &errb}); err != nil {
 		t.Fatalf("%v: %s", err, errb.String())

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"io"
 	"os"
-	"time"
 
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/segment"
@@ -13,14 +9,13 @@ import (
 
 // scaleOut is this process's part of a split run.
 type scaleOut struct {
-	seg     segment.Segment
-	startAt time.Time // zero: start at once
-	clock   segment.Clock
+	seg   segment.Segment
+	start segment.Start // --start-at
 }
 
 // scaleOut reads --segment, --segments and --start-at into o.
 func (v *flagValues) scaleOut(o *options) error {
-	o.scale = scaleOut{seg: segment.Whole, clock: segment.RealClock{}}
+	o.scale = scaleOut{seg: segment.Whole, start: segment.Start{Clock: segment.RealClock{}}}
 	var err error
 	switch seg, segs := v.given(&v.segment), v.given(&v.segments); {
 	case seg && segs:
@@ -34,7 +29,7 @@ func (v *flagValues) scaleOut(o *options) error {
 		return command.Usagef("%v", err)
 	}
 	if v.startAt != "" {
-		if o.scale.startAt, err = segment.ParseStart(v.startAt); err != nil {
+		if o.scale.start.At, err = segment.ParseStart(v.startAt); err != nil {
 			return command.Usagef("%v", err)
 		}
 	}
@@ -68,8 +63,8 @@ func (v *flagValues) scaleOut(o *options) error {
 // and fire every N-th. With --start-at the schedule counts from the
 // common start.
 func (s *scaleOut) apply(o *options) error {
-	if !s.startAt.IsZero() && !o.warmupStep {
-		o.replay.Start = s.startAt
+	if !s.start.At.IsZero() && !o.warmupStep {
+		o.replay.Start = s.start.At
 	}
 	if s.seg.IsWhole() {
 		return nil
@@ -83,30 +78,4 @@ func (s *scaleOut) apply(o *options) error {
 	}
 	o.replay.Owns = s.seg.Filter(users).Runs
 	return nil
-}
-
-// wait waits for --start-at, if given.
-func (s *scaleOut) wait(ctx context.Context, stderr io.Writer, quiet bool) error {
-	if s.startAt.IsZero() {
-		return nil
-	}
-	if !quiet {
-		fmt.Fprintf(stderr, "mtrun: segment %s waiting for %s\n", s.seg, s.startAt.UTC().Format(time.RFC3339Nano))
-	}
-	late, err := segment.WaitStart(ctx, s.clock, s.startAt)
-	if err != nil {
-		return err
-	}
-	if late > 0 && !quiet {
-		fmt.Fprintf(stderr, "mtrun: started %s after --start-at\n", late.Round(time.Millisecond))
-	}
-	return nil
-}
-
-// startAtString is --start-at for the manifest, "" when not given.
-func (s *scaleOut) startAtString() string {
-	if s.startAt.IsZero() {
-		return ""
-	}
-	return s.startAt.UTC().Format(time.RFC3339Nano)
 }

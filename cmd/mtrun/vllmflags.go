@@ -1,10 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"strings"
-
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/tokenize"
 	"github.com/mtkit/mtkit/internal/vllmcompat"
@@ -94,20 +90,12 @@ func (v *flagValues) applyTokenLimits(o *options) error {
 }
 
 // modelTokenizer is the tokenizer that setting (vLLM's --model, or an
-// inference-perf config's tokenizer) names: the model directory when it
-// holds a tokenizer mtrun can read, else the current one with a warning
-// (mtrun downloads nothing). A name that is no directory here is
-// warned about when it has a path separator, or always when named is set
-// (the setting names a tokenizer, not a served model).
+// inference-perf config's tokenizer) names, see tokenize.ForModel; its
+// warning goes to o.warnings.
 func modelTokenizer(setting, model string, o *options, named bool) string {
-	if _, err := os.Stat(model); err == nil {
-		_, err := tokenize.Load(model)
-		if err == nil {
-			return model
-		}
-		o.warnings = append(o.warnings, fmt.Sprintf("%s %s: %v; counting tokens with %s (set --tokenizer)", setting, model, err, o.tokenizer))
-	} else if named || strings.ContainsRune(model, os.PathSeparator) {
-		o.warnings = append(o.warnings, fmt.Sprintf("%s %s: no such directory here, so no tokenizer from it; counting tokens with %s (set --tokenizer)", setting, model, o.tokenizer))
+	spec, warning := tokenize.ForModel(setting, model, o.tokenizer, named)
+	if warning != "" {
+		o.warnings = append(o.warnings, warning)
 	}
-	return o.tokenizer
+	return spec
 }

@@ -3,6 +3,7 @@ package segment
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -68,4 +69,38 @@ func WaitStart(ctx context.Context, c Clock, at time.Time) (time.Duration, error
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
+}
+
+// Start is a segment's common start (--start-at) and the clock it waits
+// on.
+type Start struct {
+	At    time.Time // zero: start at once
+	Clock Clock
+}
+
+// Wait waits for At (at once when zero), saying on log (unless nil) that
+// segment seg waits and how late it started; see WaitStart.
+func (s Start) Wait(ctx context.Context, seg Segment, log io.Writer) error {
+	if s.At.IsZero() {
+		return nil
+	}
+	if log != nil {
+		fmt.Fprintf(log, "mtrun: segment %s waiting for %s\n", seg, s.String())
+	}
+	late, err := WaitStart(ctx, s.Clock, s.At)
+	if err != nil {
+		return err
+	}
+	if late > 0 && log != nil {
+		fmt.Fprintf(log, "mtrun: started %s after --start-at\n", late.Round(time.Millisecond))
+	}
+	return nil
+}
+
+// String is At in RFC 3339 (UTC), "" when zero (the manifest's start_at).
+func (s Start) String() string {
+	if s.At.IsZero() {
+		return ""
+	}
+	return s.At.UTC().Format(time.RFC3339Nano)
 }
