@@ -73,6 +73,7 @@ func flags(o *mtstats.Options) []cli.Flag {
 		withCategory(cliflag.WarmupPercentages(&o.WarmupPercentages, ""), catReport),
 		every,
 		&cli.BoolFlag{Name: "user-gaps", Destination: &o.UserGaps, DisableDefaultText: true, Category: catReport, Usage: "also describe the time between consecutive turns of each client (user), intended and realised: user_gap_intended_ms, user_gap_ms (compare with mtrun --user-gap; per user with --by client)"},
+		&cli.BoolFlag{Name: "no-retention", Destination: &o.NoRetention, DisableDefaultText: true, Category: catReport, Usage: "skip the cache retention analysis (cache_retention), which costs some time and memory per record; --only skips it too"},
 		cliflag.MetricsFile(&o.Metrics, "the *.metrics.jsonl next to a single records file"),
 		cliflag.NoMetrics(&o.NoMetrics),
 

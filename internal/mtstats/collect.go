@@ -59,7 +59,8 @@ type collector struct {
 	stagesBy map[string]*judge.Stages // --compare: each input's stages
 	capacity *judge.CapacityFile      // --capacity (capacity.go)
 	// ret is the cache retention pass over every record but duplicates,
-	// retBy each --compare input's; both nil with --only.
+	// retBy each --compare input's; both nil with --only and
+	// --no-retention.
 	ret   *retention.Pass
 	retBy map[string]*retention.Pass
 	// records is what the records say of their runs, kept for llm-d's
@@ -120,7 +121,7 @@ func newCollector(o *Options, filter stats.Filter, objs []judge.Objective) (*col
 		c.stagesBy = map[string]*judge.Stages{}
 	}
 	switch {
-	case o.only != nil:
+	case o.only != nil || o.NoRetention:
 	case o.Compare:
 		c.retBy = map[string]*retention.Pass{}
 	default:

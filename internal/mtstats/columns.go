@@ -6,7 +6,7 @@ import "github.com/mtkit/mtkit/internal/report"
 
 // unreadColumns are the record fields the report does not read unless an
 // option asks for them (--where, --by, --user-gaps, --xlsx, --format
-// llm-d): every other
+// llm-d) or the cache retention pass needs them: every other
 // field is read, a field added to the record included.
 var unreadColumns = map[string]bool{
 	"model": true, "first_token": true,
@@ -51,6 +51,11 @@ func columns(o *Options, filter stats.Filter) (*record.Columns, error) {
 	}
 	if o.UserGaps {
 		names = append(names, "client", "attempt", "choice")
+	}
+	if o.only == nil && !o.NoRetention {
+		// The cache retention pass finds a record's conversation by its
+		// client's last one (retention.Pass.Add).
+		names = append(names, "client")
 	}
 	if o.Format == report.FormatLLMD {
 		names = append(names, "model") // the report names it

@@ -55,24 +55,50 @@ func (c *collector) attachServer(rep *report.Report) error {
 	return nil
 }
 
-// attachRetention adds the cache retention analysis to rep: of all
-// records, with the tiers of the server report when it has them, or of
-// each --compare input. The caller holds c.mu.
-func (c *collector) attachRetention(rep *report.Report) {
+// startRetention starts the cache retention analysis of the records read
+// so far on a goroutine of its own, to run while the caller builds the
+// report and reads the server's metrics (they are the only input of the
+// tier split, which the returned function adds). The returned function
+// adds the analysis to rep: of all records, with the tiers of the server
+// report when it has them, or of each --compare input. The caller holds
+// c.mu until that function has returned.
+func (c *collector) startRetention() (attach func(rep *report.Report)) {
+	type analysis struct {
+		label string
+		p     *retention.Pass
+		a     *retention.Analysis
+	}
+	var passes []analysis
 	if c.ret != nil {
-		var o retention.Options
-		if rep.Server != nil && rep.Server.Tiers != nil {
-			o.Tiers = make([]retention.TierInterval, len(rep.Server.Tiers))
-			for i, h := range rep.Server.Tiers {
-				o.Tiers[i] = retention.TierInterval(h)
-			}
-		}
-		rep.Retention = c.ret.Result(o)
-		return
+		passes = append(passes, analysis{p: c.ret})
 	}
 	for _, f := range c.in.Files {
 		if p := c.retBy[f.Label]; p != nil {
-			rep.RetentionByInput = append(rep.RetentionByInput, report.LabeledRetention{Key: f.Label, Result: p.Result(retention.Options{})})
+			passes = append(passes, analysis{label: f.Label, p: p})
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range passes {
+			passes[i].a = passes[i].p.Analyze()
+		}
+	}()
+	return func(rep *report.Report) {
+		<-done
+		if c.ret != nil {
+			var o retention.Options
+			if rep.Server != nil && rep.Server.Tiers != nil {
+				o.Tiers = make([]retention.TierInterval, len(rep.Server.Tiers))
+				for i, h := range rep.Server.Tiers {
+					o.Tiers[i] = retention.TierInterval(h)
+				}
+			}
+			rep.Retention = passes[0].a.Result(o)
+			return
+		}
+		for _, a := range passes {
+			rep.RetentionByInput = append(rep.RetentionByInput, report.LabeledRetention{Key: a.label, Result: a.a.Result(retention.Options{})})
 		}
 	}
 }

@@ -76,6 +76,10 @@ type Options struct {
 	Metrics   string
 	NoMetrics bool
 
+	// NoRetention skips the cache retention analysis (cache_retention),
+	// as Only does: the report is otherwise the same.
+	NoRetention bool
+
 	HTML string // also write a self-contained HTML report here
 	XLSX string // also write an Excel workbook here
 	// XLSXLayout is XLSX's layout: "" or XLSXMtstats (the report's
@@ -264,8 +268,9 @@ func Run(ctx context.Context, o Options) error {
 			return c.finish(objs, false)
 		case <-tick:
 			c.mu.Lock()
+			retain := c.startRetention()
 			rep := c.report(objs, o.Compare)
-			c.attachRetention(rep)
+			retain(rep)
 			rep.Live = true
 			err := report.Render(o.Out, rep, o.Format)
 			c.mu.Unlock()
@@ -290,12 +295,14 @@ func (c *collector) finish(objs []judge.Objective, partial bool) error {
 	defer c.mu.Unlock()
 	c.stopped = true
 	o := c.opts
+	retain := c.startRetention()
 	rep := c.report(objs, o.Compare)
 	rep.Partial = partial
-	if err := c.attachServer(rep); err != nil {
+	err := c.attachServer(rep)
+	retain(rep) // also on error: the analysis must end before c.mu is released
+	if err != nil {
 		return err
 	}
-	c.attachRetention(rep)
 	if c.in.Duplicates > 0 {
 		fmt.Fprintf(o.Err, "%d duplicate records (same run_id, shard, seq) counted once\n", c.in.Duplicates)
 	}

@@ -540,3 +540,37 @@ func TestHTMLCompare(t *testing.T) {
 		t.Error("no affinity table for records with a backend")
 	}
 }
+
+// TestNoRetention: --no-retention drops cache_retention (with --compare,
+// cache_retention_by_input) and leaves the rest of the report as it was.
+func TestNoRetention(t *testing.T) {
+	t.Parallel()
+	recs := statstest.Records(statstest.Config{Seed: 5, Run: "r", Convs: 20, MaxTurns: 6})
+	in := writeTemp(t, "r.jsonl", statstest.JSONL(t, recs))
+	for _, tc := range []struct {
+		name string
+		o    Options
+		key  string
+	}{
+		{"summary", Options{Inputs: []string{in}}, "cache_retention"},
+		{"compare", Options{Inputs: []string{"a=" + in, "b=" + in}, Compare: true}, "cache_retention_by_input"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			with, _ := runJSON(t, tc.o)
+			tc.o.NoRetention = true
+			without, _ := runJSON(t, tc.o)
+			if with[tc.key] == nil {
+				t.Fatalf("%s missing without --no-retention", tc.key)
+			}
+			if v, ok := without[tc.key]; ok && v != nil {
+				t.Errorf("%s = %v with --no-retention", tc.key, v)
+			}
+			delete(with, tc.key)
+			delete(without, tc.key)
+			if !jsonEqual(with, without) {
+				t.Error("the reports differ in more than the retention analysis")
+			}
+		})
+	}
+}

@@ -11,28 +11,29 @@ type reuse struct {
 
 // fenwick is a binary indexed tree over touch positions 1..n, holding per
 // position the tokens and the number of conversations whose latest touch
-// it is.
-type fenwick struct {
-	tok []int64
-	n   []int32
+// it is; the two sums of a node side by side, so that a walk touches one
+// cache line per node.
+type fenwick []fenNode
+
+type fenNode struct {
+	tok int64
+	n   int64
 }
 
-func newFenwick(n int) *fenwick {
-	return &fenwick{tok: make([]int64, n+1), n: make([]int32, n+1)}
-}
+func newFenwick(n int) fenwick { return make(fenwick, n+1) }
 
-func (f *fenwick) add(pos int, tok int64, n int32) {
-	for ; pos < len(f.tok); pos += pos & -pos {
-		f.tok[pos] += tok
-		f.n[pos] += n
+func (f fenwick) add(pos int, tok int64, n int64) {
+	for ; pos < len(f); pos += pos & -pos {
+		f[pos].tok += tok
+		f[pos].n += n
 	}
 }
 
 // prefix returns the sums over positions 1..pos.
-func (f *fenwick) prefix(pos int) (tok int64, n int32) {
+func (f fenwick) prefix(pos int) (tok int64, n int64) {
 	for ; pos > 0; pos -= pos & -pos {
-		tok += f.tok[pos]
-		n += f.n[pos]
+		tok += f[pos].tok
+		n += f[pos].n
 	}
 	return tok, n
 }
@@ -96,15 +97,9 @@ func distances(reqs []req, nconv int, shared []int32) []reuse {
 	n := len(reqs)
 	byStart := order(reqs, func(r *req) int64 { return r.start })
 
-	prev := make([]int32, n)
-	last := make([]int32, nconv)
+	last := make([]int32, nconv) // the latest request to start, -1 = none
 	for c := range last {
 		last[c] = -1
-	}
-	for _, i := range byStart {
-		c := reqs[i].conv
-		prev[i] = last[c]
-		last[c] = i
 	}
 	var sharedTok int64
 	for _, s := range shared {
@@ -155,9 +150,11 @@ func distances(reqs []req, nconv int, shared []int32) []reuse {
 			}
 		}
 		c := r.conv
-		if pv := prev[i]; pv >= 0 && reqs[pv].end <= r.start && pos[c] > 0 && running[c] == 0 {
+		pv := last[c] // the conversation's previous request
+		last[c] = i
+		if pv >= 0 && reqs[pv].end <= r.start && pos[c] > 0 && running[c] == 0 {
 			tok, cn := f.prefix(int(pos[c]))
-			u := reuse{i: i, prev: pv, tokens: total - tok + flying, convs: totalN - cn + flyingN}
+			u := reuse{i: i, prev: pv, tokens: total - tok + flying, convs: totalN - int32(cn) + flyingN}
 			if sharedPos > pos[c] || sharedFlying > 0 {
 				u.tokens += sharedTok
 			}

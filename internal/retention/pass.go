@@ -8,7 +8,7 @@
 // server's metrics split into local and external prefix-cache hits, the
 // same is given per tier.
 //
-// The pass is streaming: Add keeps a few numbers per request (56 bytes) and
+// The pass is streaming: Add keeps a few numbers per request (48 bytes) and
 // Result does the work in O(n log n): two sorts of the requests by time and
 // one sweep with a Fenwick tree over the time-ordered touches.
 // docs/mtstats.md ("Cache retention") defines every figure.
@@ -17,38 +17,59 @@ package retention
 import (
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/mtkit/mtkit/internal/record"
 )
 
-// req is what the pass keeps of one successful request.
+// req is what the pass keeps of one successful request: 48 bytes.
 type req struct {
 	start, end int64 // unix ns
 	ttft       int64 // ns; -1 when not recorded
-	conv       int32 // index into Pass.convs
-	turn       int32
+	conv       int32 // the conversation's number (Pass.runs)
 	prompt     int32 // prompt tokens (server usage, else the client's count)
 	ctx        int32 // prompt + completion tokens: the context after the request
 	cached     int32 // server cached_tokens; -1 when not reported
 	stage      int32
+	first      bool // turn 0
 	counted    bool // profiled (measured, passes the filter); else it only touches the cache
 }
 
 // Pass accumulates the requests of one or more runs. The zero value is not
 // usable; call New.
 type Pass struct {
-	// runs holds each run's conversations (by run_id, then
-	// conversation_id), numbered from 0 across runs.
-	runs  map[string]map[string]int32
-	nconv int32
+	// runs holds each run's conversations, numbered from 0 across runs.
+	runs  map[string]*runConvs
+	nconv int32 // conversations numbered
 	reqs  []req
 	// run is the last record's run: records come in runs of one run id.
-	run     string
-	runConv map[string]int32
+	run    string
+	runCur *runConvs
 }
 
+// runConvs is the conversations of one run.
+type runConvs struct {
+	byID map[string]int32
+	// byClient is, by client number, the conversation of the client's
+	// last record. A client serves one conversation at a time, so most
+	// records find theirs here, with no map lookup.
+	byClient []clientConv
+}
+
+// clientConv is a client's last conversation: its id as the record gave it
+// (a decoder's dictionary entry, which the next records of the
+// conversation share: comparing them costs nothing) and its number; ci
+// -1 for none.
+type clientConv struct {
+	id string
+	ci int32
+}
+
+// maxClientCache bounds the client numbers runConvs.byClient holds.
+const maxClientCache = 1 << 16
+
 // New returns an empty Pass.
-func New() *Pass { return &Pass{runs: map[string]map[string]int32{}} }
+func New() *Pass { return &Pass{runs: map[string]*runConvs{}} }
 
 // Add adds one record. counted says whether the request is profiled
 // (measured phase, passes the user's filter); every successful request
@@ -59,25 +80,23 @@ func (p *Pass) Add(r *record.Record, counted bool) {
 	if !r.OK() || r.Choice != 0 {
 		return
 	}
-	if p.runConv == nil || r.RunID != p.run {
-		p.run, p.runConv = r.RunID, p.runs[r.RunID]
-		if p.runConv == nil {
-			p.runConv = map[string]int32{}
-			p.runs[r.RunID] = p.runConv
+	if p.runCur == nil || r.RunID != p.run {
+		// Copies (here and of the conversation ids): the record's
+		// strings may share memory with much more of the input (a
+		// decoder's buffer).
+		p.run, p.runCur = strings.Clone(r.RunID), p.runs[r.RunID]
+		if p.runCur == nil {
+			p.runCur = &runConvs{byID: map[string]int32{}}
+			p.runs[p.run] = p.runCur
 		}
 	}
-	ci, ok := p.runConv[r.ConversationID]
-	if !ok {
-		ci = p.nconv
-		p.nconv++
-		p.runConv[r.ConversationID] = ci
-	}
+	ci := p.conversation(r)
 	prompt := tokens(r.PromptTokens, r.ClientPromptTokens)
 	completion := tokens(r.CompletionTokens, r.ClientCompletionTokens)
 	q := req{
 		start: r.Start.UnixNano(), end: r.End.UnixNano(), ttft: -1,
-		conv: ci, turn: int32(r.Turn), prompt: clamp32(prompt), ctx: clamp32(prompt + completion),
-		cached: -1, stage: int32(r.Stage), counted: counted,
+		conv: ci, prompt: clamp32(prompt), ctx: clamp32(prompt + completion),
+		cached: -1, stage: int32(r.Stage), first: r.Turn == 0, counted: counted,
 	}
 	if r.TTFTNs != nil {
 		q.ttft = *r.TTFTNs
@@ -91,6 +110,31 @@ func (p *Pass) Add(r *record.Record, counted bool) {
 		p.reqs = slices.Grow(p.reqs, max(1024, len(p.reqs)))
 	}
 	p.reqs = append(p.reqs, q)
+}
+
+// conversation returns the number of r's conversation in the current run,
+// numbering it if it is new.
+func (p *Pass) conversation(r *record.Record) int32 {
+	rc, cl := p.runCur, r.Client
+	if cl >= 0 && cl < len(rc.byClient) {
+		if e := &rc.byClient[cl]; e.ci >= 0 && e.id == r.ConversationID {
+			return e.ci
+		}
+	}
+	ci, ok := rc.byID[r.ConversationID]
+	if !ok {
+		id := strings.Clone(r.ConversationID)
+		ci = p.nconv
+		p.nconv++
+		rc.byID[id] = ci
+	}
+	if cl >= 0 && cl < maxClientCache {
+		for len(rc.byClient) <= cl {
+			rc.byClient = append(rc.byClient, clientConv{ci: -1})
+		}
+		rc.byClient[cl] = clientConv{r.ConversationID, ci}
+	}
+	return ci
 }
 
 // Len returns the number of requests added (successful first choices).

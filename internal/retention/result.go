@@ -125,8 +125,26 @@ type Options struct {
 	Tiers []TierInterval
 }
 
-// Result computes the analysis of the requests added so far.
-func (p *Pass) Result(o Options) *Result {
+// Result computes the analysis of the requests added so far: Analyze,
+// then the tier split of o.
+func (p *Pass) Result(o Options) *Result { return p.Analyze().Result(o) }
+
+// Analysis is the part of the analysis that needs no server metrics:
+// everything but the tier split. Pass.Analyze computes it, so that it can
+// run while the caller reads the server's metrics; Result adds the tiers.
+type Analysis struct {
+	p      *Pass
+	res    *Result
+	reuses []reuse
+	rows   []row
+	// tokens and seconds are the profiles' buckets, each the rows it holds
+	// (the non-empty buckets of res.Profile and res.ProfileSeconds).
+	tokens, seconds [][]int32
+}
+
+// Analyze computes the analysis of the requests added so far, without
+// the tier split. The Pass must not change until it returns.
+func (p *Pass) Analyze() *Analysis {
 	res := &Result{Profile: []TokenBucket{}, ProfileSeconds: []SecondsBucket{}}
 	shared := p.sharedPrefixes()
 	for _, s := range shared {
@@ -174,16 +192,16 @@ func (p *Pass) Result(o Options) *Result {
 			w.share = clamp01((miss - r.ttftMs()) / (res.Fit.PerTokenMs * w.prevCtx))
 		}
 	}
-	var local []float64 // the local tier's part of each row's share
-	if res.Basis == BasisCachedTokens && o.Tiers != nil {
-		res.Tiers, local = p.tiers(o.Tiers, reuses, rows)
-	}
-	// The two profiles and the capacity fits only read: on goroutines of
-	// their own.
-	pr := profiler{p.reqs, rows, local}
+	a := &Analysis{p: p, res: res, reuses: reuses, rows: rows}
+	// The profiles and the capacity fits only read: the profiles on a
+	// goroutine of their own.
 	var wg sync.WaitGroup
-	wg.Go(func() { res.Profile = pr.tokens() })
-	wg.Go(func() { res.ProfileSeconds = pr.seconds() })
+	wg.Go(func() {
+		// One after the other, so that they share their buffers.
+		pr := newProfiler(p.reqs, rows)
+		res.Profile, a.tokens = pr.tokens()
+		res.ProfileSeconds, a.seconds = pr.seconds()
+	})
 	defer wg.Wait()
 	if res.Basis != "" {
 		if c, ok := capacityAt(len(rows), func(k int) (point, bool) {
@@ -201,6 +219,24 @@ func (p *Pass) Result(o Options) *Result {
 		if res.CapacityTokens == nil && res.Note == "" {
 			res.Note = "the cached share never falls below one half after being above it: no step"
 		}
+	}
+	return a
+}
+
+// Result completes the analysis with the tier split of o's intervals,
+// when they are given and the basis is cached_tokens. Call it once.
+func (a *Analysis) Result(o Options) *Result {
+	res := a.res
+	if res.Basis != BasisCachedTokens || o.Tiers == nil {
+		return res
+	}
+	var local []float64 // the local tier's part of each row's share
+	res.Tiers, local = a.p.tiers(o.Tiers, a.reuses, a.rows)
+	for b, idx := range a.tokens {
+		res.Profile[b].LocalShare, res.Profile[b].ExternalShare = tierShares(a.rows, local, idx)
+	}
+	for b, idx := range a.seconds {
+		res.ProfileSeconds[b].LocalShare, res.ProfileSeconds[b].ExternalShare = tierShares(a.rows, local, idx)
 	}
 	return res
 }
@@ -221,7 +257,7 @@ func (p *Pass) sharedPrefixes() []int32 {
 		}
 		first[r.conv] = r.start
 		shared[r.conv] = 0
-		if r.turn == 0 && r.cached > 0 {
+		if r.first && r.cached > 0 {
 			shared[r.conv] = r.cached
 		}
 	}
@@ -278,32 +314,46 @@ func cut(q99 float64, target int, integer bool) (g grid, n int) {
 	return g, int(q99/g.edge(1)) + 1
 }
 
-// profiler builds the profiles of rows: their requests, and the local
-// tier's part of each row's share (nil without tiers).
+// profiler builds the profiles of rows, with their requests, in buffers
+// of a value per row that the profiles share.
 type profiler struct {
-	reqs  []req
-	rows  []row
-	local []float64
+	reqs        []req
+	rows        []row
+	xs, scratch []float64
+	bucket      []int32
 }
 
-// tokens buckets the rows by reuse distance in tokens.
-func (pr profiler) tokens() []TokenBucket {
+func newProfiler(reqs []req, rows []row) *profiler {
+	n := len(rows)
+	return &profiler{reqs: reqs, rows: rows, xs: make([]float64, n), scratch: make([]float64, n), bucket: make([]int32, n)}
+}
+
+// q99 returns the 99th percentile of pr.xs.
+func (pr *profiler) q99() float64 {
+	return stats.QuantileSelect(append(pr.scratch[:0], pr.xs...), 0.99)
+}
+
+// tokens buckets the rows by reuse distance in tokens; it returns the
+// buckets and the rows of each.
+func (pr *profiler) tokens() ([]TokenBucket, [][]int32) {
 	rows := pr.rows
 	if len(rows) == 0 {
-		return []TokenBucket{}
+		return []TokenBucket{}, nil
 	}
-	xs := make([]float64, len(rows))
+	xs := pr.xs
 	for k, w := range rows {
 		xs[k] = float64(w.tokens)
 	}
-	g, n := cut(stats.QuantileSelect(slices.Clone(xs), 0.99), bucketsFor(len(xs)), true)
-	groups := group(xs, g.edge(1), n)
+	g, n := cut(pr.q99(), bucketsFor(len(xs)), true)
+	groups := pr.group(g.edge(1), n)
 	out := make([]TokenBucket, 0, n)
-	scratch := make([]float64, len(rows))
+	kept := make([][]int32, 0, n)
+	scratch := pr.scratch
 	for b, idx := range groups {
 		if len(idx) == 0 {
 			continue
 		}
+		kept = append(kept, idx)
 		hi := int64(g.edge(b + 1))
 		if b == n-1 {
 			for _, k := range idx {
@@ -318,27 +368,30 @@ func (pr profiler) tokens() []TokenBucket {
 			Cell:                 pr.cell(scratch, idx),
 		})
 	}
-	return out
+	return out, kept
 }
 
-// seconds buckets the rows by idle seconds.
-func (pr profiler) seconds() []SecondsBucket {
+// seconds buckets the rows by idle seconds; it returns the buckets and
+// the rows of each.
+func (pr *profiler) seconds() ([]SecondsBucket, [][]int32) {
 	rows := pr.rows
 	if len(rows) == 0 {
-		return []SecondsBucket{}
+		return []SecondsBucket{}, nil
 	}
-	xs := make([]float64, len(rows))
+	xs := pr.xs
 	for k, w := range rows {
 		xs[k] = max(0, w.secs)
 	}
-	g, n := cut(stats.QuantileSelect(slices.Clone(xs), 0.99), bucketsFor(len(xs)), false)
-	groups := group(xs, g.edge(1), n)
+	g, n := cut(pr.q99(), bucketsFor(len(xs)), false)
+	groups := pr.group(g.edge(1), n)
 	out := make([]SecondsBucket, 0, n)
-	scratch := make([]float64, len(rows))
+	kept := make([][]int32, 0, n)
+	scratch := pr.scratch
 	for b, idx := range groups {
 		if len(idx) == 0 {
 			continue
 		}
+		kept = append(kept, idx)
 		hi := g.edge(b + 1)
 		if b == n-1 {
 			for _, k := range idx {
@@ -349,14 +402,14 @@ func (pr profiler) seconds() []SecondsBucket {
 			TokensP50: medianOf(scratch, rows, idx, func(w *row) float64 { return float64(w.tokens) }),
 			Cell:      pr.cell(scratch, idx)})
 	}
-	return out
+	return out, kept
 }
 
-// group returns the indices of xs per bucket of width, the last bucket
+// group returns the indices of pr.xs per bucket of width, the last bucket
 // taking everything beyond: a counting sort, the groups slices of one
-// array.
-func group(xs []float64, width float64, n int) [][]int32 {
-	bucket := make([]int32, len(xs))
+// new array.
+func (pr *profiler) group(width float64, n int) [][]int32 {
+	xs, bucket := pr.xs, pr.bucket
 	count := make([]int, n+1)
 	for k, x := range xs {
 		b := min(n-1, int(x/width))
@@ -388,21 +441,17 @@ func medianOf(scratch []float64, rows []row, idx []int32, f func(*row) float64) 
 	return median(xs)
 }
 
-// cell computes the figures of the rows idx, using scratch.
-func (pr profiler) cell(scratch []float64, idx []int32) Cell {
+// cell computes the figures of the rows idx but the tier split, using
+// scratch.
+func (pr *profiler) cell(scratch []float64, idx []int32) Cell {
 	c := Cell{Requests: len(idx)}
-	var shareSum, shareN, localSum, extSum, tierN, ttftSum, uncachedSum float64
+	var shareSum, shareN, ttftSum, uncachedSum float64
 	ttfts := scratch[:0]
 	for _, k := range idx {
 		w := &pr.rows[k]
 		if !math.IsNaN(w.share) {
 			shareSum += w.share
 			shareN++
-		}
-		if pr.local != nil && !math.IsNaN(pr.local[k]) {
-			localSum += pr.local[k]
-			extSum += w.share - pr.local[k]
-			tierN++
 		}
 		r := &pr.reqs[w.i]
 		if r.ttft >= 0 {
@@ -417,9 +466,6 @@ func (pr profiler) cell(scratch []float64, idx []int32) Cell {
 	if shareN > 0 {
 		c.CachedShare = ptr(shareSum / shareN)
 	}
-	if tierN > 0 {
-		c.LocalShare, c.ExternalShare = ptr(localSum/tierN), ptr(extSum/tierN)
-	}
 	if len(ttfts) > 0 {
 		c.TTFTP50Ms = ptr(median(ttfts))
 	}
@@ -427,4 +473,22 @@ func (pr profiler) cell(scratch []float64, idx []int32) Cell {
 		c.TTFTPerUncachedTokenMs = ptr(ttftSum / uncachedSum)
 	}
 	return c
+}
+
+// tierShares splits the cached share of the rows idx by tier: the mean
+// over the rows whose hits were attributed of the local part of the share
+// (local, per row) and of the rest; nil when none was.
+func tierShares(rows []row, local []float64, idx []int32) (localShare, externalShare *float64) {
+	var localSum, extSum, n float64
+	for _, k := range idx {
+		if !math.IsNaN(local[k]) {
+			localSum += local[k]
+			extSum += rows[k].share - local[k]
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return ptr(localSum / n), ptr(extSum / n)
 }

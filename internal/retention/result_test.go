@@ -313,3 +313,36 @@ func TestEdgesPrintRound(t *testing.T) {
 		}
 	}
 }
+
+// TestConversationNumbers checks that the per-client shortcut of Add
+// numbers conversations as the run's map alone does: by first appearance
+// of (run, conversation id), whatever the clients do (several sessions
+// per client, conversations that change clients, ids repeated across runs
+// that come back, negative and huge client numbers).
+func TestConversationNumbers(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	clients := []int{-1, 0, 1, 2, 3, maxClientCache - 1, maxClientCache, 1 << 30}
+	p := New()
+	type key struct{ run, conv string }
+	want := map[key]int32{}
+	var wantSeq []int32
+	for k := range 5000 {
+		run := fmt.Sprint("run", k/700%3) // runs 0, 1, 2, 0, 1, 2, 0, 1
+		r := record.Record{RunID: run, ConversationID: fmt.Sprint("c", rng.IntN(40)), Client: clients[rng.IntN(len(clients))]}
+		kk := key{run, r.ConversationID}
+		if _, ok := want[kk]; !ok {
+			want[kk] = int32(len(want))
+		}
+		wantSeq = append(wantSeq, want[kk])
+		p.Add(&r, true)
+	}
+	for k := range p.reqs {
+		if p.reqs[k].conv != wantSeq[k] {
+			t.Fatalf("request %d: conversation %d, want %d", k, p.reqs[k].conv, wantSeq[k])
+		}
+	}
+	if int(p.nconv) != len(want) {
+		t.Errorf("%d conversations, want %d", p.nconv, len(want))
+	}
+}

@@ -22,7 +22,7 @@ func (p *Pass) fitTTFT() *Fit {
 	var first []obs
 	for i := range p.reqs {
 		r := &p.reqs[i]
-		if r.turn == 0 && r.ttft >= 0 {
+		if r.first && r.ttft >= 0 {
 			first = append(first, obs{float64(r.prompt), float64(r.ttft) / 1e6})
 		}
 	}

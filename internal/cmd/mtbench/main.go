@@ -23,6 +23,9 @@
 //	          (records.go), at 2 cores and at 1, every number of both
 //	          answers checked to agree (duckdb.go; figures in the
 //	          "vs DuckDB" section of the report)
+//	retention-cost
+//	          the time mtstats' cache retention pass adds to its default
+//	          summary of the tools section's Parquet records (retcost.go)
 //
 // Usage (scripts/bench.sh builds the binaries and runs it):
 //

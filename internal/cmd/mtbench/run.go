@@ -21,7 +21,7 @@ const (
 )
 
 // sections in the order they run.
-var sections = []string{"capacity", "fidelity", "schedule", "trace", "scale", "tools", "sweep", "retention"}
+var sections = []string{"capacity", "fidelity", "schedule", "trace", "scale", "tools", "retention-cost", "sweep", "retention"}
 
 // bench is one benchmark run's settings and its collected figures.
 type bench struct {
@@ -173,6 +173,8 @@ func (b *bench) section(ctx context.Context, name, dir string) error {
 		return b.scale(ctx, dir)
 	case "tools":
 		return b.tools(ctx, dir)
+	case "retention-cost":
+		return b.retentionCost(ctx, dir)
 	case "sweep":
 		return b.sweep(ctx, dir)
 	case "retention":
