@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -99,7 +98,7 @@ func (v *flagValues) options(positional, args []string) (*options, error) {
 		MaxCompletionTokensField: v.maxCompField, IgnoreEOS: v.ignoreEOS, N: v.choices,
 		SendConversationID: v.sendConvID || v.convIDField, SendSessionHeader: v.sendConvID || v.sessionIDHdr,
 		SessionTokens: v.sessionTokens.Value(), SessionCookies: v.sessionCookies, BackendHeader: v.backendHeader,
-		ToolChoice: toolChoice(v.toolChoice),
+		ToolChoice: openai.ToolChoice(v.toolChoice),
 		Sampling:   replay.Sampling(v.sampling), MaxInFlight: v.maxConcurrency, Loop: v.loop, MaxRequests: v.maxRequests, Duration: v.duration,
 		MaxTurns: v.maxUserTurns, WarmupTurns: v.warmupTurns,
 		FixedMaxTokens: v.maxTokens, LimitMinTokens: v.clampMin, LimitMaxTokens: v.clampMax, SendMinTokens: v.minTokens,
@@ -226,8 +225,14 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		o.replay.RunID = replay.NewRunID()
 	}
 	started := time.Now()
-	if err := checkOutputDirs(o); err != nil {
-		return err
+	// The manifest, written first next to the records, would otherwise
+	// report its own temporary file.
+	for _, out := range []struct{ flag, path string }{
+		{"--records", o.records}, {"--output", o.convOut}, {"--manifest", o.manifest}, {"--metrics-file", o.metrics.file},
+	} {
+		if err := iox.CheckDir(out.flag, out.path); err != nil {
+			return err
+		}
 	}
 	// The manifest is written now, without a summary, so that a path that
 	// cannot be written fails before the run rather than after it.
@@ -339,26 +344,6 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	return nil
 }
 
-// checkOutputDirs fails, naming the flag and its path, when the directory
-// of an output file does not exist: the manifest, written first next to
-// the records, would otherwise report its own temporary file.
-func checkOutputDirs(o *options) error {
-	for _, out := range []struct{ flag, path string }{
-		{"--records", o.records}, {"--output", o.convOut}, {"--manifest", o.manifest}, {"--metrics-file", o.metrics.file},
-	} {
-		if out.path == "" || out.path == "-" {
-			continue
-		}
-		dir := filepath.Dir(out.path)
-		if st, err := os.Stat(dir); err != nil {
-			return fmt.Errorf("%s %s: %w", out.flag, out.path, err)
-		} else if !st.IsDir() {
-			return fmt.Errorf("%s %s: %s is not a directory", out.flag, out.path, dir)
-		}
-	}
-	return nil
-}
-
 // openInput opens the input in its format (--input-format, or
 // detected); a generate_conversations config is generated from
 // in-process.
@@ -407,25 +392,11 @@ func printSummary(w io.Writer, s *replay.Summary, asked float64) {
 	if s.Verified > 0 {
 		line := fmt.Sprintf("mtrun: --verify-output: %d of %d answers differ from the dataset's", s.Mismatched, s.Verified)
 		if f := s.FirstMismatch; f != nil {
-			line += fmt.Sprintf(" (first: conversation %s, turn %d)", f.Conversation, f.Turn)
+			line += fmt.Sprintf(" (first: conversation %s, user turn %d)", f.Conversation, f.Turn)
 		}
 		fmt.Fprintln(w, line)
 	}
 	if s.WriteBlocked > 0 {
 		fmt.Fprintf(w, "mtrun: the outputs were slower than the replay: sessions waited %s for the record writer (lateness and think times include it)\n", s.WriteBlocked.Round(time.Millisecond))
 	}
-}
-
-// toolChoice renders --tool-choice as the tool_choice JSON value: auto,
-// required and none as strings, anything else as the function of that
-// name; nil when not set.
-func toolChoice(v string) json.RawMessage {
-	switch v {
-	case "":
-		return nil
-	case "auto", "required", "none":
-		return json.RawMessage(strconv.Quote(v))
-	}
-	b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": v}}) // strings always encode
-	return b
 }

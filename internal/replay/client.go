@@ -237,7 +237,14 @@ func (c *client) do(ctx context.Context, body []byte, session http.Header, timeo
 		return a
 	}
 	if c.stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		err = openai.ReadStream(resp.Body, a.Resp, time.Now)
+		// Chunks are stamped with when their bytes reached the machine
+		// (httpwire.Response.Received), not with this goroutine's
+		// wake-up after them, where the connection tells.
+		received := resp.Received
+		if received == nil {
+			received = time.Now
+		}
+		err = openai.ReadStream(resp.Body, a.Resp, received)
 	} else {
 		var b []byte
 		b, err = io.ReadAll(resp.Body)

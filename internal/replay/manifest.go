@@ -50,8 +50,12 @@ func NewManifest(r *Options, started time.Time, version string, extra map[string
 		m.Settings["clients"], m.Settings["active"], m.Settings["sampling"] = clients, max(s.Sessions, clients), sampling
 	default: // its own settings come in extra
 	}
+	// max_user_turns is r.MaxTurns, user turns; "max_turns" is its old
+	// name, kept for the manifest's readers (deprecated): it is not
+	// mtrun --max-turns, which counts messages (issue 23).
 	for k, v := range map[string]any{
-		"loop": r.Loop, "max_requests": r.MaxRequests, "duration": r.Duration.String(), "max_turns": r.MaxTurns,
+		"loop": r.Loop, "max_requests": r.MaxRequests, "duration": r.Duration.String(),
+		"max_user_turns": r.MaxTurns, "max_turns": r.MaxTurns,
 		"warmup_turns": r.WarmupTurns, "max_tokens": r.FixedMaxTokens,
 		"limit_min_tokens": r.LimitMinTokens, "limit_max_tokens": r.LimitMaxTokens,
 		"request_timeout": r.RequestTimeout.String(), "headers": headerNames(r),

@@ -108,3 +108,15 @@ func TestSettingsApplied(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsUserTurns: the manifest's limit on user turns is
+// max_user_turns; max_turns, its old name, stays equal to it, though
+// mtrun --max-turns counts messages (issue 23: the manifest said
+// max_turns 3 for --max-turns 6).
+func TestSettingsUserTurns(t *testing.T) {
+	t.Parallel()
+	m := NewManifest(&Options{MaxTurns: 3}, time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), "v1", nil)
+	if m.Settings["max_user_turns"] != 3 || m.Settings["max_turns"] != 3 {
+		t.Errorf("settings %v: want max_user_turns 3 and its old name max_turns 3", m.Settings)
+	}
+}

@@ -254,7 +254,9 @@ func (r *Response) applyJSON(data []byte, now time.Time, streaming bool) error {
 // ReadStream parses a server-sent-events body: "data:" lines (with or
 // without a space), multi-line events, ":" comments, "event:"/"id:" lines,
 // CRLF, lines of any length and the final "[DONE]". Each event is stamped
-// with the time its last line was read. It returns when the stream ends;
+// with now() when its last data line is parsed (time.Now: when it was
+// read; httpwire.Response.Received: when its bytes arrived), and the end
+// with now() at the end of the body. It returns when the stream ends;
 // a stream that ends without [DONE] and without a finish reason is an error.
 func ReadStream(body io.Reader, resp *Response, now func() time.Time) error {
 	br := readerPool.Get().(*bufio.Reader)
