@@ -110,7 +110,7 @@ func (v *values) flags() []cli.Flag {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "input-file", Aliases: []string{"i"}, Destination: &v.Input, Category: cliflag.CatInput, Usage: "conversations `FILE` (or the positional argument; - is stdin)"},
 		cliflag.InputFormat(&v.InputFormat),
-		cliflag.Config(&v.Config), // config.go
+		cliflag.Config(&v.Config), // internal/mtrun/config.go
 		cliflag.Tokenizer(&v.Tokenizer, "o200k_base"),
 
 		&cli.StringFlag{Name: "url", Aliases: []string{"u"}, Value: "http://localhost:8000", EnvVars: []string{"OPENAI_BASE_URL"}, Destination: &v.URL, Category: server, Usage: "server base `URL` (with or without /v1)"},

@@ -17,7 +17,9 @@ import (
 )
 
 // Options are a run's settings, checked: Flags.Options builds them
-// from the command line, Run runs them. Replay holds the replay's own.
+// from the command line, Run runs them. Replay holds the replay's own;
+// the exported fields are those cmd/mtrun and its tests of the wiring
+// read or set.
 type Options struct {
 	Replay     replay.Options
 	input      string
@@ -32,11 +34,11 @@ type Options struct {
 	quiet      bool
 	cpuprofile string
 	termGrace  time.Duration
-	args       []string // command line, for the manifest (secrets redacted)
-	VLLM       *vllmcompat.Outputs
-	genSeed    *uint64 // --seed, for a generate_conversations input
-	Warnings   []string
-	// timed is set when the input's format carries trace timestamps
+	args       []string            // command line, for the manifest (secrets redacted)
+	VLLM       *vllmcompat.Outputs // vLLM's outputs (-e, --stats-json-output, --verbose); nil: none
+	genSeed    *uint64             // --seed, for a generate_conversations input
+	Warnings   []string            // for stderr, before the run
+	// Timed is set when the input's format carries trace timestamps
 	// (source.Format.Timed): the run then follows the trace clock unless
 	// --rate, --users or --clients asks for another schedule.
 	Timed   bool
@@ -45,7 +47,7 @@ type Options struct {
 	Scale   ScaleOut       // segment.go
 	Stage   StageSettings  // --stages, --sweep (stages.go)
 	cfg     configFile     // --config, --dry-run (config.go)
-	// replayRun, when set, replaces replay.Run: tests check the sweep
+	// ReplayRun, when set, replaces replay.Run: tests check the sweep
 	// loop's wiring with it, without a server or a clock.
 	ReplayRun stagerun.RunFunc
 }
