@@ -30,7 +30,7 @@ func flags(o *convert.Options, v *flagValues) []cli.Flag {
 		cliflag.Strict(&o.Strict),
 		cliflag.Tokenizer(&v.tokenizer, "none"),
 
-		&cli.IntFlag{Name: "min-turns", Destination: &o.MinTurns, Category: catFilter, Usage: "drop conversations with fewer than `N` messages (user and assistant); 0: off"},
+		&cli.IntFlag{Name: "min-turns", Destination: &o.MinTurns, Category: catFilter, Usage: "drop conversations with fewer than `N` messages (user and assistant: vLLM's turns); 0: off"},
 		maxTurns,
 		&cli.IntFlag{Name: "min-content-len", Destination: &o.MinContentLen, Category: catFilter, Usage: "drop conversations with a message shorter than `N` characters; 0: off"},
 		&cli.IntFlag{Name: "max-content-len", Destination: &o.MaxContentLen, Category: catFilter, Usage: "drop conversations with a message longer than `N` characters; 0: off"},

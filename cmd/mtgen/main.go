@@ -26,9 +26,10 @@ import (
 
 const usageText = `mtgen [options]
 
-Writes one conversation per line (JSONL) to stdout or -o FILE. Turns
-count messages (a user message and its answer are two), as in vLLM.
-Flags override the --config file's settings.
+Writes one conversation per line (JSONL) to stdout or -o FILE. --turns
+counts messages, as vLLM's num_turns does: a user message and its answer
+are two, so --turns constant:6 makes 3 requests (user turns) per
+conversation. Flags override the --config file's settings.
 
 ` + dist.Syntax + `
 
@@ -63,9 +64,9 @@ func flags(o *options) []cli.Flag {
 		cliflag.Tokenizer(&o.tokenizer, tokenize.Default),
 
 		&cli.IntFlag{Name: "num-conversations", Destination: &g.NumConversations, DefaultText: "100", Category: catShape, Usage: "write `N` conversations"},
-		&cli.StringFlag{Name: "turns", Destination: &g.Turns, DefaultText: "uniform:12:18", Category: catShape, Usage: "messages per conversation `DIST`, rounded up to even, at least 2"},
+		&cli.StringFlag{Name: "turns", Destination: &g.Turns, DefaultText: "uniform:12:18", Category: catShape, Usage: "messages per conversation `DIST` (vLLM's num_turns: user and assistant messages), rounded up to even, at least 2"},
 		&cli.StringFlag{Name: "input-tokens", Destination: &g.InputTokens, DefaultText: "uniform:120:160", Category: catShape, Usage: "tokens per user message `DIST`; the first includes the prefixes"},
-		&cli.StringFlag{Name: "output-tokens", Destination: &g.OutputTokens, DefaultText: "uniform:80:120", Category: catShape, Usage: "target tokens per answer `DIST`"},
+		&cli.StringFlag{Name: "output-tokens", Destination: &g.OutputTokens, DefaultText: "uniform:80:120", Category: catShape, Usage: "target tokens per assistant reply `DIST`"},
 		&cli.StringFlag{Name: "system-prefix-tokens", Aliases: []string{"common-prefix-tokens"}, Destination: &g.SystemPrefixTokens, DefaultText: "0", Category: catShape, Usage: "tokens `DIST` of the prefix shared by all conversations (or by each --prefix-groups group)"},
 		&cli.StringFlag{Name: "prefix-tokens", Destination: &g.PrefixTokens, DefaultText: "0", Category: catShape, Usage: "tokens `DIST` of each conversation's own prefix"},
 		&cli.IntFlag{Name: "prefix-groups", Destination: &g.PrefixGroups, DefaultText: "0: the common prefix starts the first user message, as in vLLM", Category: catShape, Usage: "`G` groups of conversations, each sharing one system prompt of --system-prefix-tokens"},
@@ -74,7 +75,7 @@ func flags(o *options) []cli.Flag {
 		&cli.IntFlag{Name: "workers", Destination: &o.workers, DefaultText: "all CPUs", Category: cliflag.CatRun, Usage: "`N` goroutines making text; the output does not depend on it"},
 
 		cliflag.Output(&o.output, "-"),
-		&cli.BoolFlag{Name: "stats", Destination: &g.Stats, DisableDefaultText: true, Category: cliflag.CatOutput, Usage: "print the statistics table (vLLM's print_stats) to stderr"},
+		&cli.BoolFlag{Name: "stats", Destination: &g.Stats, DisableDefaultText: true, Category: cliflag.CatOutput, Usage: "print the statistics table (vLLM's print_stats: num_turns counts messages) to stderr"},
 
 		cliflag.Alias("n", "num-conversations", "use --num-conversations (-n is --max-requests in mtrun)"),
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/replay/openai"
+	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/source"
 	"github.com/mtkit/mtkit/internal/stagerun"
@@ -51,7 +51,7 @@ type options struct {
 	// (source.Format.Timed): the run then follows the trace clock unless
 	// --rate, --users or --clients asks for another schedule.
 	timed   bool
-	sched   scheduleFlags  // --users, --user-gap, --time-scale
+	sched   scheduleFlags  // the load-shape flags (schedule.go)
 	metrics metricsOptions // metrics.go
 	scale   scaleOut       // segment.go
 	stage   stageSettings  // --stages, --sweep (stages.go)
@@ -98,9 +98,8 @@ func (v *flagValues) options(positional, args []string) (*options, error) {
 		MaxCompletionTokensField: v.maxCompField, IgnoreEOS: v.ignoreEOS, N: v.choices,
 		SendConversationID: v.sendConvID || v.convIDField, SendSessionHeader: v.sendConvID || v.sessionIDHdr,
 		SessionTokens: v.sessionTokens.Value(), SessionCookies: v.sessionCookies, BackendHeader: v.backendHeader,
-		ToolChoice: toolChoice(v.toolChoice),
-		Clients:    v.clients, Active: v.active, Sampling: replay.Sampling(v.sampling), Rate: v.rate,
-		MaxInFlight: v.maxConcurrency, Loop: v.loop, MaxRequests: v.maxRequests, Duration: v.duration,
+		ToolChoice: openai.ToolChoice(v.toolChoice),
+		Sampling:   replay.Sampling(v.sampling), MaxInFlight: v.maxConcurrency, Loop: v.loop, MaxRequests: v.maxRequests, Duration: v.duration,
 		MaxTurns: v.maxUserTurns, WarmupTurns: v.warmupTurns,
 		FixedMaxTokens: v.maxTokens, LimitMinTokens: v.clampMin, LimitMaxTokens: v.clampMax, SendMinTokens: v.minTokens,
 		MaxModelLen: v.maxModelLen, MaxRetries: v.maxRetries, OnFailure: replay.OnFailure(v.onFailure),
@@ -121,9 +120,10 @@ func (v *flagValues) options(positional, args []string) (*options, error) {
 	default:
 		return nil, command.Usagef("--reasoning-in-history: %q is not keep or drop", v.reasoning)
 	}
+	poisson := false
 	switch v.arrival {
 	case "poisson":
-		r.Poisson = true
+		poisson = true
 	case "constant":
 	default:
 		return nil, command.Usagef("--arrival %q: want poisson or constant", v.arrival)
@@ -164,6 +164,7 @@ func (v *flagValues) options(positional, args []string) (*options, error) {
 	if o.sched, err = v.scheduleFlags(); err != nil {
 		return nil, err
 	}
+	o.sched.poisson = poisson
 	if err := v.scaleOut(o); err != nil {
 		return nil, err
 	}
@@ -224,8 +225,14 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		o.replay.RunID = replay.NewRunID()
 	}
 	started := time.Now()
-	if err := checkOutputDirs(o); err != nil {
-		return err
+	// The manifest, written first next to the records, would otherwise
+	// report its own temporary file.
+	for _, out := range []struct{ flag, path string }{
+		{"--records", o.records}, {"--output", o.convOut}, {"--manifest", o.manifest}, {"--metrics-file", o.metrics.file},
+	} {
+		if err := iox.CheckDir(out.flag, out.path); err != nil {
+			return err
+		}
 	}
 	// The manifest is written now, without a summary, so that a path that
 	// cannot be written fails before the run rather than after it.
@@ -297,7 +304,7 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 		// vLLM's warmup sends the first turn of every conversation, then
 		// the replay starts over: the conversations are kept in between.
 		first, again := source.Rewind(in)
-		o.replay, sum, runErr = replay.WarmupStep(stop, abort, o.replay, first, replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
+		o.replay, sum, runErr = replay.WarmupStep(stop, abort, o.replay, o.sched.closed(), first, replay.Sink{Records: recs, Log: s.Err, Progress: sink.Progress})
 		if sum != nil {
 			warmSec = record.Ptr(sum.Elapsed.Seconds())
 		}
@@ -337,26 +344,6 @@ func run(ctx context.Context, o *options, s command.Streams) (err error) {
 	return nil
 }
 
-// checkOutputDirs fails, naming the flag and its path, when the directory
-// of an output file does not exist: the manifest, written first next to
-// the records, would otherwise report its own temporary file.
-func checkOutputDirs(o *options) error {
-	for _, out := range []struct{ flag, path string }{
-		{"--records", o.records}, {"--output", o.convOut}, {"--manifest", o.manifest}, {"--metrics-file", o.metrics.file},
-	} {
-		if out.path == "" || out.path == "-" {
-			continue
-		}
-		dir := filepath.Dir(out.path)
-		if st, err := os.Stat(dir); err != nil {
-			return fmt.Errorf("%s %s: %w", out.flag, out.path, err)
-		} else if !st.IsDir() {
-			return fmt.Errorf("%s %s: %s is not a directory", out.flag, out.path, dir)
-		}
-	}
-	return nil
-}
-
 // openInput opens the input in its format (--input-format, or
 // detected); a generate_conversations config is generated from
 // in-process.
@@ -379,14 +366,14 @@ func openInput(o *options, s command.Streams) (*source.Input, error) {
 	return in, nil
 }
 
-// askedRate is the session-start rate --rate asked for, 0 when the run
-// asked for none, or for several (--stages, --sweep) or another shape
-// (a schedule).
+// askedRate is the session-start rate --rate asked for (the run's
+// schedule is a schedule.Rate), 0 when the run asked for none, or for
+// several (--stages, --sweep) or another shape.
 func (o *options) askedRate() float64 {
-	if len(o.stage.stages) > 0 || o.stage.sweep != nil || o.replay.Schedule != nil {
-		return 0
+	if r, ok := o.replay.Schedule.(schedule.Rate); ok {
+		return r.PerSecond
 	}
-	return o.replay.Rate
+	return 0
 }
 
 // printSummary prints the end-of-run summary; asked is the session-start
@@ -405,25 +392,11 @@ func printSummary(w io.Writer, s *replay.Summary, asked float64) {
 	if s.Verified > 0 {
 		line := fmt.Sprintf("mtrun: --verify-output: %d of %d answers differ from the dataset's", s.Mismatched, s.Verified)
 		if f := s.FirstMismatch; f != nil {
-			line += fmt.Sprintf(" (first: conversation %s, turn %d)", f.Conversation, f.Turn)
+			line += fmt.Sprintf(" (first: conversation %s, user turn %d)", f.Conversation, f.Turn)
 		}
 		fmt.Fprintln(w, line)
 	}
 	if s.WriteBlocked > 0 {
 		fmt.Fprintf(w, "mtrun: the outputs were slower than the replay: sessions waited %s for the record writer (lateness and think times include it)\n", s.WriteBlocked.Round(time.Millisecond))
 	}
-}
-
-// toolChoice renders --tool-choice as the tool_choice JSON value: auto,
-// required and none as strings, anything else as the function of that
-// name; nil when not set.
-func toolChoice(v string) json.RawMessage {
-	switch v {
-	case "":
-		return nil
-	case "auto", "required", "none":
-		return json.RawMessage(strconv.Quote(v))
-	}
-	b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": v}}) // strings always encode
-	return b
 }

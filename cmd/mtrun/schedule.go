@@ -7,9 +7,14 @@ import (
 	"github.com/mtkit/mtkit/internal/schedule"
 )
 
-// scheduleFlags are the load-shape flags beyond the closed and open
-// loops' (--users, --user-gap, --time-scale).
+// scheduleFlags are the load-shape flags: the closed loop's (--clients,
+// --active), the open loop's (--rate, --arrival), and --users,
+// --user-gap and --time-scale.
 type scheduleFlags struct {
+	clients   int
+	active    int // 0: --clients
+	rate      float64
+	poisson   bool // --arrival poisson
 	users     int
 	userGap   time.Duration
 	timeScale float64 // 0: not given
@@ -20,10 +25,12 @@ type scheduleFlags struct {
 
 // scheduleFlags checks the schedule flags.
 func (v *flagValues) scheduleFlags() (scheduleFlags, error) {
-	f := scheduleFlags{users: v.users, userGap: v.userGap, timeScale: v.timeScale}
+	f := scheduleFlags{clients: v.clients, active: v.active, rate: v.rate, users: v.users, userGap: v.userGap, timeScale: v.timeScale}
 	rate, clients, scaled := v.given(&v.rate), v.given(&v.clients) || v.given(&v.active), v.given(&v.timeScale)
 	f.explicit = rate || clients || v.given(&v.users)
 	switch {
+	case f.rate < 0:
+		return f, command.Usagef("--rate %g is negative", f.rate)
 	case f.users < 0:
 		return f, command.Usagef("--users %d is negative", f.users)
 	case f.userGap < 0:
@@ -51,8 +58,8 @@ func (v *flagValues) scheduleFlags() (scheduleFlags, error) {
 // chooseSchedule sets the replay's schedule once the input is known:
 // --users gives user-centric gaps; a timed input (trace timestamps) is
 // replayed on the trace clock unless --rate, --users or --clients was
-// given; otherwise the replay derives closed or open loop from its
-// options.
+// given; otherwise --rate gives open-loop arrivals and --clients and
+// --active closed-loop users (also a sweep's, whose stages replace it).
 func (o *options) chooseSchedule() error {
 	f := o.sched
 	switch {
@@ -73,7 +80,18 @@ func (o *options) chooseSchedule() error {
 	case f.timeScale > 0:
 		return command.Usagef("--time-scale: %s has no trace timestamps (it is for timed inputs such as production traces)", o.input)
 	}
+	if o.replay.Schedule == nil {
+		o.replay.Schedule = f.closed()
+		if f.rate > 0 {
+			o.replay.Schedule = schedule.Rate{PerSecond: f.rate, Poisson: f.poisson, Seed: o.replay.RandSeed}
+		}
+	}
 	return nil
+}
+
+// closed is the closed loop of --clients and --active.
+func (f scheduleFlags) closed() schedule.Closed {
+	return schedule.Closed{Clients: f.clients, Sessions: f.active}
 }
 
 // scheduleName names the run's schedule in the manifest.

@@ -32,15 +32,18 @@ func TestChooseSchedule(t *testing.T) {
 		timed   bool
 		loop    bool
 		flags   scheduleFlags
-		want    schedule.Schedule // nil: derived by the replay (closed or rate)
+		want    schedule.Schedule
 		wantErr string
 	}{
-		{"default", false, false, scheduleFlags{}, nil, ""},
+		{"default", false, false, scheduleFlags{clients: 1}, schedule.Closed{Clients: 1}, ""},
+		{"clients", false, false, scheduleFlags{clients: 2, active: 6}, schedule.Closed{Clients: 2, Sessions: 6}, ""},
+		{"rate", false, false, scheduleFlags{clients: 1, rate: 4, poisson: true}, schedule.Rate{PerSecond: 4, Poisson: true}, ""},
 		{"users", false, false, scheduleFlags{users: 4, userGap: time.Second, explicit: true}, schedule.UserGap{N: 4, Gap: time.Second}, ""},
 		{"users on a timed input", true, false, scheduleFlags{users: 2, userGap: time.Second, explicit: true}, schedule.UserGap{N: 2, Gap: time.Second}, ""},
 		{"timed input", true, false, scheduleFlags{}, schedule.Trace{}, ""},
 		{"timed input scaled", true, false, scheduleFlags{timeScale: 0.1}, schedule.Trace{Scale: 0.1}, ""},
-		{"timed input with --rate or --clients", true, false, scheduleFlags{explicit: true}, nil, ""},
+		{"timed input with --clients", true, false, scheduleFlags{clients: 3, explicit: true}, schedule.Closed{Clients: 3}, ""},
+		{"timed input with --rate", true, false, scheduleFlags{rate: 2, explicit: true}, schedule.Rate{PerSecond: 2}, ""},
 		{"timed input looped", true, true, scheduleFlags{}, nil, "--loop: the trace clock replays the trace once"},
 		{"time scale without timestamps", false, false, scheduleFlags{timeScale: 0.5}, nil, "has no trace timestamps"},
 	} {
@@ -189,30 +192,38 @@ func TestTraceClockSim(t *testing.T) {
 	}
 }
 
+// TestNegativeRate: a negative --rate is a usage error, not a closed
+// loop.
+func TestNegativeRate(t *testing.T) {
+	t.Parallel()
+	_, err := parseOptions([]string{"mtrun", "--rate", "-1"})
+	var exit *command.ExitError
+	if !errors.As(err, &exit) || exit.Code != command.ExitUsage || !strings.Contains(err.Error(), "--rate -1 is negative") {
+		t.Fatalf("error %v, want a usage error with --rate -1 is negative", err)
+	}
+}
+
 // TestScheduleWiring checks the schedule a command line gives once the
 // input is known (timed: it carries trace timestamps), as parsed: the
-// schedule, its name in the manifest and the load settings the replay
-// derives closed or open loop from.
+// schedule (closed and open loop included) and its name in the manifest.
 func TestScheduleWiring(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name    string
-		args    []string
-		timed   bool
-		want    schedule.Schedule // nil: derived by the replay (closed or rate)
-		named   string
-		clients int
-		rate    float64
-		poisson bool
+		name  string
+		args  []string
+		timed bool
+		want  schedule.Schedule
+		named string
 	}{
-		{"default", nil, false, nil, "closed", 1, 0, true},
-		{"clients", []string{"-p", "4", "-k", "8"}, false, nil, "closed", 4, 0, true},
-		{"constant rate", []string{"--rate", "5", "--arrival", "constant"}, false, nil, "rate", 1, 5, false},
-		{"users", []string{"--users", "3", "--user-gap", "2s"}, false, schedule.UserGap{N: 3, Gap: 2 * time.Second}, "users", 1, 0, true},
-		{"trace", nil, true, schedule.Trace{}, "trace", 1, 0, true},
-		{"trace scaled", []string{"--time-scale", "0.5"}, true, schedule.Trace{Scale: 0.5}, "trace", 1, 0, true},
-		{"trace replaced by --clients", []string{"--clients", "2"}, true, nil, "closed", 2, 0, true},
-		{"trace replaced by --rate", []string{"--rate", "3"}, true, nil, "rate", 1, 3, true},
+		{"default", nil, false, schedule.Closed{Clients: 1}, "closed"},
+		{"clients", []string{"-p", "4", "-k", "8"}, false, schedule.Closed{Clients: 4, Sessions: 8}, "closed"},
+		{"constant rate", []string{"--rate", "5", "--arrival", "constant"}, false, schedule.Rate{PerSecond: 5}, "rate"},
+		{"poisson rate", []string{"--rate", "5", "--seed", "9"}, false, schedule.Rate{PerSecond: 5, Poisson: true, Seed: 9}, "rate"},
+		{"users", []string{"--users", "3", "--user-gap", "2s"}, false, schedule.UserGap{N: 3, Gap: 2 * time.Second}, "users"},
+		{"trace", nil, true, schedule.Trace{}, "trace"},
+		{"trace scaled", []string{"--time-scale", "0.5"}, true, schedule.Trace{Scale: 0.5}, "trace"},
+		{"trace replaced by --clients", []string{"--clients", "2"}, true, schedule.Closed{Clients: 2}, "closed"},
+		{"trace replaced by --rate", []string{"--rate", "3"}, true, schedule.Rate{PerSecond: 3, Poisson: true}, "rate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -221,10 +232,8 @@ func TestScheduleWiring(t *testing.T) {
 			if err := o.chooseSchedule(); err != nil {
 				t.Fatal(err)
 			}
-			r := o.replay
-			if r.Schedule != tc.want || o.scheduleName() != tc.named || r.Clients != tc.clients || r.Rate != tc.rate || r.Poisson != tc.poisson {
-				t.Errorf("schedule %#v named %q, clients %d, rate %g, poisson %v; want %#v named %q, %d, %g, %v",
-					r.Schedule, o.scheduleName(), r.Clients, r.Rate, r.Poisson, tc.want, tc.named, tc.clients, tc.rate, tc.poisson)
+			if r := o.replay; r.Schedule != tc.want || o.scheduleName() != tc.named {
+				t.Errorf("schedule %#v named %q; want %#v named %q", r.Schedule, o.scheduleName(), tc.want, tc.named)
 			}
 		})
 	}

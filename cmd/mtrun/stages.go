@@ -162,12 +162,12 @@ func (v *flagValues) sweepSettings(f *stageSettings) error {
 // staged returns the schedule of stages numbered from first, with the
 // run's arrival process and seed for rates and --user-gap for users.
 func (o *options) staged(stages []sweep.Stage, first int) schedule.Staged {
-	s := schedule.Staged{Rate: stages[0].Kind == sweep.Rate, Poisson: o.replay.Poisson, Seed: o.replay.RandSeed, First: first}
+	s := schedule.Staged{Rate: stages[0].Kind == sweep.Rate, Poisson: o.sched.poisson, Seed: o.replay.RandSeed, First: first}
 	switch stages[0].Kind {
 	case sweep.Users:
 		s.Gap = o.sched.userGap
 	case sweep.Active:
-		s.Lanes = o.replay.Clients
+		s.Lanes = o.sched.clients
 	}
 	for _, st := range stages {
 		s.Levels = append(s.Levels, schedule.Level{Level: st.Level, Duration: st.Duration, Warmup: st.Warmup})

@@ -107,8 +107,8 @@ func TestSweepWiring(t *testing.T) {
 			if diff := cmp.Diff(tc.sched, o.staged([]sweep.Stage{first}, 1)); diff != "" {
 				t.Errorf("first stage's schedule (-want +got):\n%s", diff)
 			}
-			if o.replay.Schedule != nil || o.scheduleName() != "sweep" {
-				t.Errorf("run schedule %v named %q; want none (each stage has its own) named sweep", o.replay.Schedule, o.scheduleName())
+			if _, closed := o.replay.Schedule.(schedule.Closed); !closed || o.scheduleName() != "sweep" {
+				t.Errorf("run schedule %#v named %q; want the closed loop of --clients (each stage replaces it) named sweep", o.replay.Schedule, o.scheduleName())
 			}
 		})
 	}

@@ -382,7 +382,7 @@ func TestSummaryVerifyOutput(t *testing.T) {
 	if got.code != 0 {
 		t.Fatalf("exit %d: %s", got.code, got.stderr)
 	}
-	if want := "mtrun: --verify-output: 6 of 6 answers differ from the dataset's (first: conversation conv-0, turn 0)\n"; !strings.Contains(got.stderr, want) {
+	if want := "mtrun: --verify-output: 6 of 6 answers differ from the dataset's (first: conversation conv-0, user turn 0)\n"; !strings.Contains(got.stderr, want) {
 		t.Errorf("stderr %q lacks %q", got.stderr, want)
 	}
 }

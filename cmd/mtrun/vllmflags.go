@@ -47,7 +47,7 @@ func (v *flagValues) applyVLLM(o *options) error {
 	if v.excel || v.statsJSON != "" || v.verbose {
 		o.vllm = &vllmcompat.Outputs{
 			Excel: v.excel, StatsJSON: v.statsJSON, Verbose: v.verbose,
-			Warmup: v.warmupPct, Model: v.model, Clients: r.Clients, Active: r.Active, Seed: v.seed,
+			Warmup: v.warmupPct, Model: v.model, Clients: v.clients, Active: v.active, Seed: v.seed,
 			MinTokens: v.limitMin, MaxTokens: v.limitMax,
 		}
 		if o.warmupStep {

@@ -75,6 +75,10 @@ func TestGolden(t *testing.T) {
 		{"cut-gz", cutGzip(t, base), []string{"--format", "csv"}},
 		{"duckdb-parquet", nil, []string{"--format", "csv", "--by", "turn", "../../internal/record/testdata/duckdb-records.parquet"}},
 		{"parquet-stdin", mustRead(t, "testdata/tuned.parquet"), nil},
+		// The README's quick start, run as printed (closed loop, more
+		// active conversations than clients): client wait apart from
+		// lateness. README.md shows this output (TestReadmeQuickStart).
+		{"quickstart", nil, []string{"testdata/quickstart.jsonl.gz"}},
 		// Two sweeps of the simulator, max-running=4 and 8 (docs/mtstats.md).
 		{"sweep-slo", nil, []string{"--slo", "ttft_p95<=70ms", "testdata/sweep-max8.jsonl.gz"}},
 		{"sweep-compare", nil, []string{"--compare", "--slo", "ttft_p95<=70ms", "max4=testdata/sweep-max4.jsonl.gz", "max8=testdata/sweep-max8.jsonl.gz"}},

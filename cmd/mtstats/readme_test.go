@@ -18,3 +18,15 @@ func TestReadmeHelp(t *testing.T) {
 	}
 	clitest.InDoc(t, "../../README.md", "mtstats --help", out.Bytes())
 }
+
+// TestReadmeQuickStart keeps the example output in README.md that of
+// mtstats on the records of a run of the quick start as printed
+// (testdata/quickstart.jsonl.gz; go test -update puts it in).
+func TestReadmeQuickStart(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	if code := run(command.Streams{In: &bytes.Buffer{}, Out: &out, Err: &errb}, []string{"mtstats", "testdata/quickstart.jsonl.gz"}); code != 0 {
+		t.Fatalf("exit %d, %s", code, errb.String())
+	}
+	clitest.InDoc(t, "../../README.md", "quick-start output", out.Bytes())
+}

@@ -35,7 +35,7 @@ const (
 	outputUsage    = "write conversations to `FILE`: - is stdout, .gz and .zst compress"
 	quietUsage     = "print no summary on stderr (warnings and errors still go there)"
 	strictUsage    = "stop with an error at the first malformed input record instead of skipping it"
-	maxTurnsUsage  = "keep the first `N` messages (user and assistant) of each conversation; 0: all"
+	maxTurnsUsage  = "keep the first `N` messages (user and assistant: vLLM's turns) of each conversation; 0: all"
 	thinkTimeUsage = "think time `DIST` before each user message but the first: none, a duration (2s) or a distribution (exponential:mean=2s, uniform:1s:5s)"
 	metricsUsage   = "server metrics series `FILE` (JSONL; mtrun writes it, mtstats reads it)"
 	noMetricsUsage = "no server metrics: mtrun scrapes none, mtstats reads no series"
@@ -251,7 +251,7 @@ func Table(flags []cli.Flag) []byte {
 // SLO is --slo, service-level objectives in mtstats' syntax: mtstats
 // reports them, mtrun --sweep searches for the largest level meeting them.
 func SLO(dst *string) *cli.StringFlag {
-	return &cli.StringFlag{Name: "slo", Destination: dst, Usage: "service-level `OBJECTIVES`, e.g. 'ttft_p95<=2s,itl_p99<=50ms,turn0:ttft_p99<=5s' (mtstats reports them; mtrun --sweep searches for the largest level that meets them all)"}
+	return &cli.StringFlag{Name: "slo", Destination: dst, Usage: "service-level `OBJECTIVES`, e.g. 'ttft_p95<=2s,itl_p99<=50ms,turn0:ttft_p99<=5s' (turnN: the conversations' user turn N, their request N from 0; mtstats reports them; mtrun --sweep searches for the largest level that meets them all)"}
 }
 
 // Capacity is --capacity, a sweep's capacity JSON file: mtrun --sweep

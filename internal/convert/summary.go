@@ -105,7 +105,7 @@ func (s *Summary) Write(w io.Writer) error {
 		return nil
 	}
 	fmt.Fprintf(w, "\n%-28s %8s %9s %8s %8s %8s %8s\n", "", "count", "mean", "p50", "p90", "p99", "max")
-	dist(w, "turns per conversation", &s.Turns)
+	dist(w, "messages per conversation", &s.Turns)
 	if s.Tokenizer != "" {
 		dist(w, "tokens per user message", &s.UserTokens)
 		dist(w, "tokens per assistant message", &s.AssistantTokens)

@@ -107,6 +107,7 @@ func (s *Stats) Print(w io.Writer) error {
 		}
 		b.WriteByte('\n')
 	}
+	b.WriteString("num_turns: messages per conversation (user and assistant, as vLLM counts turns); input_tokens: per user message; output_tokens: per assistant reply; request_tokens: per request (user turn), history included\n")
 	fmt.Fprintf(&b, "corpus wraps: %d\n", s.Wraps)
 	fmt.Fprintf(&b, "repeated texts: %d of %d messages (%d drawn again to keep them apart)\n", s.Repeated, s.Messages, s.Redrawn)
 	_, err := io.WriteString(w, b.String())

@@ -37,6 +37,8 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 	"golang.org/x/net/http/httpproxy"
+
+	"github.com/mtkit/mtkit/internal/rxstamp"
 )
 
 // Client posts to one server. Its methods are safe for concurrent use.
@@ -222,6 +224,14 @@ type Response struct {
 	// Body must be closed; a body read to its end puts the connection
 	// back in the pool.
 	Body io.ReadCloser
+	// Received tells, while Body is read, when the bytes read last from
+	// the connection arrived: the kernel's receive stamp of the last
+	// segment read (SO_TIMESTAMPNS, on Linux over plain TCP; the read's
+	// return when the kernel gave none), else the current time. A reader that stamps what it parses with it gets
+	// when the bytes reached the machine, not when this process got to
+	// read them: never later than the current time, never earlier than
+	// the arrival of the last byte parsed.
+	Received func() time.Time
 }
 
 // Post sends body to the client's URL with the header block h and returns
@@ -390,7 +400,14 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	cn := &conn{nc: nc, head: make([]byte, 0, 4<<10)}
 	cn.keptFn = cn.kept
 	cn.raw, cn.send, _ = rawConn(nc)
-	cn.br = bufio.NewReaderSize(nc, 32<<10)
+	var r io.Reader = nc
+	cn.received = time.Now
+	if cn.send != nil { // plain TCP
+		if sr := rxstamp.New(nc); sr != nil {
+			r, cn.received = sr, sr.Received
+		}
+	}
+	cn.br = bufio.NewReaderSize(r, 32<<10)
 	return cn, nil
 }
 
@@ -400,7 +417,8 @@ type conn struct {
 	raw       rawChecker // the TCP connection under nc, for alive (nil: none)
 	send      rawSender  // nc itself, for write (nil: none, or TLS)
 	br        *bufio.Reader
-	head      []byte // request head (and a small body), reused
+	received  func() time.Time // Response.Received
+	head      []byte           // request head (and a small body), reused
 	idleSince time.Time
 	reused    bool
 

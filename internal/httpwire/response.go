@@ -34,7 +34,7 @@ func (cn *conn) readResponse(ctx context.Context, c *Client, stop func() bool) (
 		// is not reused.
 		keep := !resp.Close && resp.StatusCode != http.StatusSwitchingProtocols
 		b := &body{rc: resp.Body, cn: cn, c: c, ctx: ctx, stop: stop, keep: keep}
-		return &Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: b}, nil
+		return &Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: b, Received: cn.received}, nil
 	}
 	return nil, errors.New("net/http: too many 1xx informational responses")
 }

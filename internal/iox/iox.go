@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -331,3 +332,20 @@ func Create(path string, stdout io.Writer) (*Output, error) {
 type frameSink struct{ o *Output }
 
 func (s frameSink) Write(p []byte) (int, error) { return s.o.frame.Write(p) }
+
+// CheckDir fails, naming flag and path, when the directory of the output
+// file path does not exist or is not a directory; "" and "-" (stdout)
+// pass. Tools check before they start, so that a mistyped directory fails
+// before the work rather than after it.
+func CheckDir(flag, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	} else if !st.IsDir() {
+		return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
+	}
+	return nil
+}

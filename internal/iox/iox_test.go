@@ -254,3 +254,24 @@ func TestDecompressToCut(t *testing.T) {
 		t.Errorf("plain: %q %v %v", b, err, s.Cut())
 	}
 }
+
+func TestCheckDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path, want string // want "": no error
+	}{
+		{"", ""}, {"-", ""}, {filepath.Join(dir, "out.jsonl"), ""},
+		{filepath.Join(dir, "no", "out.jsonl"), "--records " + filepath.Join(dir, "no", "out.jsonl") + ": "},
+		{filepath.Join(file, "out.jsonl"), file + " is not a directory"},
+	} {
+		err := CheckDir("--records", tc.path)
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CheckDir(%q) = %v, want %q", tc.path, err, tc.want)
+		}
+	}
+}

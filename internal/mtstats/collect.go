@@ -208,15 +208,7 @@ func (c *collector) readLive(fs *record.Files) error {
 // each record is accounted as soon as it is read, for --every and
 // interrupts. Files are decoded ahead in batches instead.
 func (c *collector) live() bool {
-	if len(c.opts.Inputs) == 0 {
-		return true
-	}
-	for _, p := range c.opts.Inputs {
-		if in := record.ParseInput(p); in.Path == "-" || in.Path == "" {
-			return true
-		}
-	}
-	return false
+	return readsStdin(c.opts.Inputs)
 }
 
 // maxIntGroup bounds the keys of collector.byInt.

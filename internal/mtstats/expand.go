@@ -3,10 +3,13 @@ package mtstats
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mtkit/mtkit/internal/iox"
@@ -27,11 +30,11 @@ import (
 // neither records nor a series is an error naming it.
 func ExpandInputs(inputs []string) (out, series []string, err error) {
 	for _, s := range inputs {
-		in := record.ParseInput(s)
-		if in.Path == "-" || in.Path == "" {
+		if isStdin(s) {
 			out = append(out, s)
 			continue
 		}
+		in := record.ParseInput(s)
 		labelled := in.Label != in.Path
 		name := func(p string) string {
 			if labelled {
@@ -124,7 +127,7 @@ func kindOf(path string) (inputKind, error) {
 	if lines == 0 {
 		return kindRecords, nil
 	}
-	if m := metrics.NewReader(bytes.NewReader(head.Bytes()), path); m.Scan() {
+	if startsSeries(head.Bytes(), path) {
 		return kindSeries, nil
 	}
 	d := record.NewJSONDecoder(bytes.NewReader(head.Bytes()), path)
@@ -145,6 +148,92 @@ func kindOf(path string) (inputKind, error) {
 		return kindRecords, fmt.Errorf("%s: neither records nor a server-metrics series (line %d: %w)", path, se.Line, se.Err)
 	}
 	return kindRecords, fmt.Errorf("%s: neither records nor a server-metrics series: %w", path, first)
+}
+
+// startsSeries reports whether the first non-blank line of b is a valid
+// server-metrics sample (metrics.Reader).
+func startsSeries(b []byte, name string) bool {
+	return metrics.NewReader(bytes.NewReader(b), name).Scan()
+}
+
+// readsStdin reports whether inputs read stdin: none, or "-".
+func readsStdin(inputs []string) bool {
+	return len(inputs) == 0 || slices.ContainsFunc(inputs, isStdin)
+}
+
+// isStdin reports whether the input s is stdin ("-", or "label=-").
+func isStdin(s string) bool {
+	in := record.ParseInput(s)
+	return in.Path == "-" || in.Path == ""
+}
+
+// peekStdin decompresses stdin and tells a server-metrics series from
+// records by its first non-blank line, as kindOf does for a file: a
+// series when that line is a valid sample, else records (whose reader
+// reports a bad line as for any input). It peeks and reads nothing, and
+// only as far as that first line, so records piped live (mtrun ... |
+// mtstats --every) are still read as they come; the stream it returns
+// (a *iox.Stream, which record.Files takes as is) starts at stdin's
+// first byte. Release frees the decompressor.
+func peekStdin(stdin io.Reader) (in *iox.Stream, release func(), k inputKind, err error) {
+	in, release, err = iox.DecompressToCut(stdin)
+	if err != nil {
+		return nil, nil, kindRecords, fmt.Errorf("stdin: %w", err)
+	}
+	line := firstLine(in.Reader)
+	if line != nil && startsSeries(line, "stdin") {
+		return in, release, kindSeries, nil
+	}
+	return in, release, kindRecords, nil
+}
+
+// peekStdinCtx is peekStdin, given up when ctx ends first (an interrupt
+// before stdin's first line): then it returns ErrInterrupted.
+func peekStdinCtx(ctx context.Context, stdin io.Reader) (*iox.Stream, func(), inputKind, error) {
+	type peeked struct {
+		in      *iox.Stream
+		release func()
+		k       inputKind
+		err     error
+	}
+	ch := make(chan peeked, 1)
+	go func() {
+		in, release, k, err := peekStdin(stdin)
+		ch <- peeked{in, release, k, err}
+	}()
+	select {
+	case p := <-ch:
+		return p.in, p.release, p.k, p.err
+	case <-ctx.Done():
+		return nil, nil, kindRecords, ErrInterrupted
+	}
+}
+
+// firstLine returns the first non-blank line of br without consuming
+// it, waiting for no more input than that line; nil when br ends first or
+// the line does not fit br's buffer (no series sample is that long).
+func firstLine(br *bufio.Reader) []byte {
+	n := 1
+	for {
+		b, err := br.Peek(n)
+		for rest := b; ; {
+			i := bytes.IndexByte(rest, '\n')
+			if i < 0 {
+				if errors.Is(err, io.EOF) && len(bytes.TrimSpace(rest)) > 0 {
+					return rest // the last line, without its newline
+				}
+				break
+			}
+			if line := rest[:i+1]; len(bytes.TrimSpace(line)) > 0 {
+				return line
+			}
+			rest = rest[i+1:]
+		}
+		if err != nil {
+			return nil
+		}
+		n = max(len(b)+1, br.Buffered())
+	}
 }
 
 // isSeries reports whether name is a server-metrics series file that

@@ -52,7 +52,7 @@ func checkHTML(t *testing.T, path string, want ...string) {
 	}
 	if len(want) == 0 {
 		want = []string{"Requests completed per second", "Output tokens per second", "TTFT over time", "End-to-end latency over time",
-			"TTFT by percentile", "End-to-end latency by percentile", "TTFT by turn", "Prefix-cache hit by turn"}
+			"TTFT by percentile", "End-to-end latency by percentile", "TTFT by user turn", "Prefix-cache hit by user turn"}
 	}
 	for _, w := range want {
 		if !titles[w] {

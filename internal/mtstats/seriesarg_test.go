@@ -2,15 +2,12 @@ package mtstats
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/mtkit/mtkit/internal/metrics"
 )
@@ -44,26 +41,28 @@ func realSeries(t *testing.T) []byte {
 	return buf.Bytes()
 }
 
-// Issue 23: `mtstats r.jsonl r.metrics.jsonl` read the series as records
-// (108 "malformed" lines, no Server metrics section, exit 0).
-func TestSeriesAsArgument(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
+// seriesRecord writes, in dir, a records file of one request inside
+// realSeries' scrapes, with cache figures, and returns its path.
+func seriesRecord(t *testing.T, dir string) string {
+	t.Helper()
 	records := filepath.Join(dir, "r.jsonl")
 	line := `{"run_id":"r","seq":0,"conversation_id":"c","turn":0,"phase":"measure","start":"2026-11-23T22:00:01Z","end":"2026-11-23T22:00:02Z","status":200,"prompt_tokens":10,"cached_tokens":5}` + "\n"
 	if err := os.WriteFile(records, []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return records
+}
+
+// Issue 23: `mtstats r.jsonl r.metrics.jsonl` read the series as records
+// (108 "malformed" lines, no Server metrics section, exit 0).
+func TestSeriesAsArgument(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	records := seriesRecord(t, dir)
 	plain := realSeries(t)
-	var gz, zs bytes.Buffer
-	gw := gzip.NewWriter(&gz)
-	gw.Write(plain)
-	gw.Close()
-	zw, _ := zstd.NewWriter(&zs)
-	zw.Write(plain)
-	zw.Close()
+	c := compressions(t, plain)
 	// Names that do not say "metrics": the content decides.
-	files := map[string][]byte{"scrapes.jsonl": plain, "scrapes.jsonl.gz": gz.Bytes(), "scrapes.jsonl.zst": zs.Bytes()}
+	files := map[string][]byte{"scrapes.jsonl": plain, "scrapes.jsonl.gz": c["gzip"], "scrapes.jsonl.zst": c["zstd"]}
 	for n, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
 			t.Fatal(err)

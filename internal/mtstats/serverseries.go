@@ -24,20 +24,30 @@ func (o *Options) pairSeries() {
 // (ExpandInputs) as --metrics-file: at most one, agreeing with the flag,
 // and beside records to join it with.
 func useSeries(o *Options, series []string) error {
-	switch {
-	case len(series) == 0:
+	if len(series) == 0 {
 		return nil
+	}
+	first := seriesName(series[0])
+	switch {
 	case len(series) > 1:
-		return &UsageError{fmt.Errorf("%s and %s are both server-metrics series: give one (--metrics-file)", series[0], series[1])}
+		return &UsageError{fmt.Errorf("%s and %s are both server-metrics series: give one (--metrics-file)", first, seriesName(series[1]))}
 	case o.Metrics != "" && o.Metrics != series[0]:
-		return &UsageError{fmt.Errorf("%s is a server-metrics series, and --metrics-file names %s: give one", series[0], o.Metrics)}
+		return &UsageError{fmt.Errorf("%s is a server-metrics series, and --metrics-file names %s: give one", first, o.Metrics)}
 	case len(o.Inputs) == 0:
-		return &UsageError{fmt.Errorf("%s is a server-metrics series: give the records file too", series[0])}
+		return &UsageError{fmt.Errorf("%s is a server-metrics series: give the records file too", first)}
 	case o.Records || o.To != "":
 		return &UsageError{errors.New("--records and --to write records: a server-metrics series is no input of theirs")}
 	}
 	o.Metrics = series[0]
 	return nil
+}
+
+// seriesName is how messages name a series input: "-" is stdin.
+func seriesName(p string) string {
+	if p == "-" {
+		return "stdin"
+	}
+	return p
 }
 
 // attachServer adds the server report to rep when a series file is known
@@ -47,7 +57,13 @@ func (c *collector) attachServer(rep *report.Report) error {
 	if c.opts.Metrics == "" || !timed {
 		return nil
 	}
-	sr, err := serverstats.Join(c.opts.Metrics, ws, we, rep.Summary.CacheHitRate, rep.Series)
+	var sr *serverstats.Server
+	var err error
+	if c.opts.seriesIn != nil && c.opts.Metrics == "-" {
+		sr, err = serverstats.JoinReader(c.opts.seriesIn, "stdin", ws, we, rep.Summary.CacheHitRate, rep.Series)
+	} else {
+		sr, err = serverstats.Join(c.opts.Metrics, ws, we, rep.Summary.CacheHitRate, rep.Series)
+	}
 	if err != nil {
 		return fmt.Errorf("--metrics: %w", err)
 	}

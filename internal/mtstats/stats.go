@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,6 +122,9 @@ type Options struct {
 
 	// allColumns turns column pruning off (tests compare the reports).
 	allColumns bool
+	// seriesIn is a server-metrics series piped on stdin (peekStdin),
+	// read as Metrics (which is then "-").
+	seriesIn io.Reader
 }
 
 // fullGroups reports whether the --by groups get the whole report.
@@ -217,6 +221,19 @@ func Run(ctx context.Context, o Options) error {
 	var series []string
 	if o.Inputs, series, err = ExpandInputs(o.Inputs); err != nil { // expand.go
 		return err
+	}
+	if o.Stdin != nil && readsStdin(o.Inputs) {
+		in, release, k, err := peekStdinCtx(ctx, o.Stdin)
+		if err != nil {
+			return err
+		}
+		defer release()
+		if k == kindSeries {
+			o.Inputs = slices.DeleteFunc(o.Inputs, isStdin)
+			series, o.seriesIn = append(series, "-"), in
+		} else {
+			o.Stdin = in
+		}
 	}
 	if err := useSeries(&o, series); err != nil {
 		return err

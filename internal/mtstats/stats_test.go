@@ -464,7 +464,7 @@ func TestVerifyOutput(t *testing.T) {
 	if err := Run(context.Background(), Options{Inputs: []string{p}, Out: &out, Err: &errb}); err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("verify_output = %d of %d answers differ from the dataset's (first: conversation %s, turn %d)", mismatched, compared, first.ConversationID, first.Turn)
+	want := fmt.Sprintf("verify_output = %d of %d answers differ from the dataset's (first: conversation %s, user turn %d)", mismatched, compared, first.ConversationID, first.Turn)
 	if !strings.Contains(out.String(), want) {
 		t.Errorf("text report lacks %q:\n%s", want, out.String())
 	}

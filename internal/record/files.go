@@ -40,7 +40,8 @@ var (
 // of lines, with the same results in the same order.
 type Files struct {
 	Paths []string
-	// Stdin is read for "-"; nil means no stdin.
+	// Stdin is read for "-"; nil means no stdin. A *iox.Stream is taken
+	// as already decompressed (iox.DecompressToCut), its cut reported.
 	Stdin io.Reader
 	// Columns are the fields to read; the others stay zero. Nil reads
 	// every field.
@@ -175,9 +176,16 @@ func (f *Files) openInto(s *source, in Input) error {
 			s.label = "stdin"
 		}
 		s.file = "stdin"
-		r, release, err := iox.DecompressToCut(f.Stdin)
-		if err != nil {
-			return fmt.Errorf("stdin: %w", err)
+		// A *iox.Stream is stdin already decompressed by a caller that
+		// peeked at it (mtstats tells records from a series so).
+		r, release := (*iox.Stream)(nil), func() {}
+		if st, ok := f.Stdin.(*iox.Stream); ok {
+			r = st
+		} else {
+			var err error
+			if r, release, err = iox.DecompressToCut(f.Stdin); err != nil {
+				return fmt.Errorf("stdin: %w", err)
+			}
 		}
 		s.cut = r.Cut
 		if isParquet(r) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/mtstats"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/stats"
 )
@@ -24,7 +25,7 @@ import (
 func TestAffinityReport(t *testing.T) {
 	t.Parallel()
 	srv := startSim(t, sim.Config{Replicas: 4, AffinityBreak: 0.25, Seed: 9, CacheTokens: 1 << 20, DefaultMaxTokens: 8})
-	o := Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Clients: 4,
+	o := Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Schedule: schedule.Closed{Clients: 4},
 		SessionTokens: []string{sim.SessionTokenHeader}, BackendHeader: sim.BackendHeader}
 	res := replayT(t, o, simpleConvs(40, 6))
 	path := filepath.Join(t.TempDir(), "records.jsonl")

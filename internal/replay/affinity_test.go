@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mtkit/mtkit/internal/schedule"
 )
 
 func TestParseHeaderTemplate(t *testing.T) {
@@ -55,7 +57,7 @@ func TestSessionRouteHeaders(t *testing.T) {
 			return false
 		}
 	})
-	o := Options{URL: fs.URL, Stream: true, Clients: 2, RunID: "run1",
+	o := Options{URL: fs.URL, Stream: true, Schedule: schedule.Closed{Clients: 2}, RunID: "run1",
 		SessionHeaders: []HeaderTemplate{{"X-Affinity", "{run_id}:{conversation_id}"}},
 		SessionTokens:  []string{"X-Router-Token"}, SessionCookies: true, BackendHeader: "X-Backend"}
 	replayT(t, o, simpleConvs(4, 3))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/source"
 )
@@ -39,7 +40,7 @@ func BenchmarkRunSim(b *testing.B) {
 				}}
 			}
 			o := Options{URL: srv.URL, Model: sim.DefaultModel, MaxModelLen: 1 << 20, Stream: true, IncludeUsage: true,
-				Clients: tc.clients, Loop: true, Think: func(time.Duration, *rand.Rand) time.Duration { return 0 }}
+				Schedule: schedule.Closed{Clients: tc.clients}, Loop: true, Think: func(time.Duration, *rand.Rand) time.Duration { return 0 }}
 			var sink countRecords
 			b.ReportAllocs()
 			b.ResetTimer()

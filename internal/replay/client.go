@@ -3,7 +3,6 @@ package replay
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -56,7 +55,7 @@ func newClient(o *Options, concurrency int) *client {
 		// No Client.Timeout: it would cut long streams; each request has
 		// its own context deadline.
 		http:    &http.Client{Transport: tr},
-		base:    BaseURL(o.URL),
+		base:    openai.BaseURL(o.URL),
 		apiKey:  o.APIKey,
 		headers: o.Headers,
 		api:     o.API,
@@ -71,15 +70,6 @@ func newClient(o *Options, concurrency int) *client {
 		c.wireHead, c.wireOK = httpwire.Render(c.wireHeader)
 	}
 	return c
-}
-
-// BaseURL normalises a server URL to end in /v1.
-func BaseURL(u string) string {
-	u = strings.TrimRight(u, "/")
-	if strings.HasSuffix(u, "/v1") {
-		return u
-	}
-	return u + "/v1"
 }
 
 func (c *client) close() {
@@ -101,11 +91,9 @@ func (c *client) wireFor(session http.Header) (httpwire.Header, bool) {
 	return httpwire.Render(c.wireHeader, session)
 }
 
+// endpoint is the URL of the completion requests.
 func (c *client) endpoint() string {
-	if c.api == openai.APICompletions {
-		return c.base + "/completions"
-	}
-	return c.base + "/chat/completions"
+	return c.base + c.api.Path()
 }
 
 func (c *client) newRequest(ctx context.Context, method, url string, body []byte) (*http.Request, error) {
@@ -139,14 +127,8 @@ func (c *client) fixedHeader(body bool) http.Header {
 	return h
 }
 
-// ModelInfo is one entry of /v1/models.
-type ModelInfo struct {
-	ID          string `json:"id"`
-	MaxModelLen int    `json:"max_model_len"`
-}
-
 // models lists the server's models, within timeout.
-func (c *client) models(ctx context.Context, timeout time.Duration) ([]ModelInfo, error) {
+func (c *client) models(ctx context.Context, timeout time.Duration) ([]openai.ModelInfo, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -165,15 +147,13 @@ func (c *client) models(ctx context.Context, timeout time.Duration) ([]ModelInfo
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s/models: HTTP %d: %s", c.base, resp.StatusCode, snippet(body))
+		return nil, fmt.Errorf("GET %s/models: HTTP %d: %s", c.base, resp.StatusCode, openai.ErrorMessage(body))
 	}
-	var list struct {
-		Data []ModelInfo `json:"data"`
-	}
-	if err := json.Unmarshal(body, &list); err != nil {
+	models, err := openai.Models(body)
+	if err != nil {
 		return nil, fmt.Errorf("GET %s/models: %w", c.base, err)
 	}
-	return list.Data, nil
+	return models, nil
 }
 
 // attempt is the outcome of one HTTP request.
@@ -249,7 +229,7 @@ func (c *client) do(ctx context.Context, body []byte, session http.Header, timeo
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		a.Resp.End = time.Now()
-		a.Err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, snippet(b))
+		a.Err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, openai.ErrorMessage(b))
 		a.Class = classifyStatus(resp.StatusCode, b)
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 			a.RetryAfter = retryAfter(resp.Header)
@@ -257,7 +237,14 @@ func (c *client) do(ctx context.Context, body []byte, session http.Header, timeo
 		return a
 	}
 	if c.stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		err = openai.ReadStream(resp.Body, a.Resp, time.Now)
+		// Chunks are stamped with when their bytes reached the machine
+		// (httpwire.Response.Received), not with this goroutine's
+		// wake-up after them, where the connection tells.
+		received := resp.Received
+		if received == nil {
+			received = time.Now
+		}
+		err = openai.ReadStream(resp.Body, a.Resp, received)
 	} else {
 		var b []byte
 		b, err = io.ReadAll(resp.Body)
@@ -284,28 +271,6 @@ func (c *client) do(ctx context.Context, body []byte, session http.Header, timeo
 	return a
 }
 
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	var e struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(b, &e) == nil && len(e.Error) > 0 {
-		var ae openai.APIError
-		if json.Unmarshal(e.Error, &ae) == nil && ae.Message != "" {
-			s = ae.Message
-		} else {
-			var str string
-			if json.Unmarshal(e.Error, &str) == nil {
-				s = str
-			}
-		}
-	}
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
-}
-
 // classify names the class of a request's error; past the request's
 // deadline every error is a timeout (the deadline cut the exchange).
 func classify(ctx context.Context, deadline time.Time, err error) string {
@@ -329,16 +294,10 @@ func classifyStatus(status int, body []byte) string {
 		return record.ErrRateLimit
 	case status >= 500:
 		return record.ErrHTTP5xx
-	case status == http.StatusBadRequest && isContextLengthError(body):
+	case status == http.StatusBadRequest && openai.IsContextLengthError(body):
 		return record.ErrContext
 	}
 	return record.ErrHTTP4xx
-}
-
-func isContextLengthError(body []byte) bool {
-	s := strings.ToLower(string(body))
-	return strings.Contains(s, "context length") || strings.Contains(s, "maximum context") ||
-		strings.Contains(s, "max_model_len") || strings.Contains(s, "context_length_exceeded")
 }
 
 // retryAfter reads the server's wait: Retry-After-Ms (milliseconds, as

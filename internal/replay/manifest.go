@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mtkit/mtkit/internal/manifest"
+	"github.com/mtkit/mtkit/internal/schedule"
 )
 
 // The run manifest's schema and file name are internal/manifest's; what
@@ -36,21 +37,25 @@ func NewManifest(r *Options, started time.Time, version string, extra map[string
 	if r.Stream {
 		set("include_usage", r.IncludeUsage)
 	}
-	switch {
-	case r.Schedule != nil: // its own settings come in extra
-	case r.Rate > 0:
-		m.Settings["rate"], m.Settings["poisson"] = r.Rate, r.Poisson
+	switch s := r.Shape().(type) {
+	case schedule.Rate:
+		m.Settings["rate"], m.Settings["poisson"] = s.PerSecond, s.Poisson
 		set("max_concurrency", r.MaxInFlight)
-	default:
-		clients := max(r.Clients, DefaultClients)
+	case schedule.Closed:
+		clients := max(s.Clients, DefaultClients)
 		sampling := r.Sampling
 		if sampling == "" {
 			sampling = SampleRoundRobin
 		}
-		m.Settings["clients"], m.Settings["active"], m.Settings["sampling"] = clients, max(r.Active, clients), sampling
+		m.Settings["clients"], m.Settings["active"], m.Settings["sampling"] = clients, max(s.Sessions, clients), sampling
+	default: // its own settings come in extra
 	}
+	// max_user_turns is r.MaxTurns, user turns; "max_turns" is its old
+	// name, kept for the manifest's readers (deprecated): it is not
+	// mtrun --max-turns, which counts messages (issue 23).
 	for k, v := range map[string]any{
-		"loop": r.Loop, "max_requests": r.MaxRequests, "duration": r.Duration.String(), "max_turns": r.MaxTurns,
+		"loop": r.Loop, "max_requests": r.MaxRequests, "duration": r.Duration.String(),
+		"max_user_turns": r.MaxTurns, "max_turns": r.MaxTurns,
 		"warmup_turns": r.WarmupTurns, "max_tokens": r.FixedMaxTokens,
 		"limit_min_tokens": r.LimitMinTokens, "limit_max_tokens": r.LimitMaxTokens,
 		"request_timeout": r.RequestTimeout.String(), "headers": headerNames(r),

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/mtkit/mtkit/internal/schedule"
 )
 
 // TestWrite writes a manifest before and after a run and reads it back:
@@ -16,7 +18,7 @@ import (
 // summary and end time added by Finish.
 func TestWrite(t *testing.T) {
 	t.Parallel()
-	r := &Options{RunID: "r1", URL: "http://h:1", Clients: 4, Headers: http.Header{"X-B": {"secret"}, "X-A": {"s2"}}}
+	r := &Options{RunID: "r1", URL: "http://h:1", Schedule: schedule.Closed{Clients: 4}, Headers: http.Header{"X-B": {"secret"}, "X-A": {"s2"}}}
 	started := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	m := NewManifest(r, started, "v1", map[string]any{"sim_config": "preset=zero"})
 	path := filepath.Join(t.TempDir(), "m.json")
@@ -88,9 +90,9 @@ func TestSettingsApplied(t *testing.T) {
 		r        Options
 		has, not []string
 	}{
-		{"closed", Options{Clients: 8, Active: 16, Poisson: true},
+		{"closed", Options{Schedule: schedule.Closed{Clients: 8, Sessions: 16}},
 			[]string{"clients", "active", "sampling", "schedule"}, []string{"rate", "poisson", "max_concurrency", "time_scale", "users", "user_gap", "duration", "max_requests", "loop"}},
-		{"open", Options{Rate: 2, Poisson: true, MaxRequests: 90},
+		{"open", Options{Schedule: schedule.Rate{PerSecond: 2, Poisson: true}, MaxRequests: 90},
 			[]string{"rate", "poisson", "max_requests"}, []string{"clients", "active", "sampling", "max_concurrency"}},
 	} {
 		m := NewManifest(&tc.r, started, "v1", extra)
@@ -104,5 +106,17 @@ func TestSettingsApplied(t *testing.T) {
 				t.Errorf("%s: settings hold %s = %v, which did not apply", tc.name, k, v)
 			}
 		}
+	}
+}
+
+// TestSettingsUserTurns: the manifest's limit on user turns is
+// max_user_turns; max_turns, its old name, stays equal to it, though
+// mtrun --max-turns counts messages (issue 23: the manifest said
+// max_turns 3 for --max-turns 6).
+func TestSettingsUserTurns(t *testing.T) {
+	t.Parallel()
+	m := NewManifest(&Options{MaxTurns: 3}, time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), "v1", nil)
+	if m.Settings["max_user_turns"] != 3 || m.Settings["max_turns"] != 3 {
+		t.Errorf("settings %v: want max_user_turns 3 and its old name max_turns 3", m.Settings)
 	}
 }

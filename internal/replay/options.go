@@ -117,19 +117,13 @@ type Options struct {
 	ToolChoice json.RawMessage
 
 	// Load.
-	Clients  int      // closed loop: concurrent users
-	Active   int      // closed loop: active conversations in total, spread over clients
-	Sampling Sampling // which active conversation a client serves next
-	// Rate, when > 0, is the open-loop arrival rate of new conversations
-	// per second; each conversation is then its own user.
-	Rate        float64
-	Poisson     bool // Poisson arrivals (else constant spacing)
-	MaxInFlight int  // open loop: cap on concurrent conversations (0: none)
+	// Schedule is the load shape (see package schedule): closed-loop
+	// users (schedule.Closed), open-loop arrivals (schedule.Rate), a
+	// trace's clock, stages...; nil is DefaultClients closed-loop user.
+	Schedule    schedule.Schedule
+	Sampling    Sampling // which active conversation a closed-loop lane serves next
+	MaxInFlight int      // arrivals: cap on concurrent conversations (0: none)
 	Think       ThinkFunc
-	// Schedule, when set, is the load shape (see package schedule);
-	// Clients, Active, Rate and Poisson are then not used. nil: Rate > 0
-	// gives open-loop arrivals, else Clients closed-loop users.
-	Schedule schedule.Schedule
 	// Owns, when set, says which sessions this process runs, by global
 	// index (a session recycled by Loop keeps its first index): a run
 	// split over processes (segment.Filter.Runs). The others are read and
@@ -236,15 +230,6 @@ func (o Options) withDefaults() Options {
 	if o.Phase == "" {
 		o.Phase = record.PhaseMeasure
 	}
-	if o.Clients <= 0 {
-		o.Clients = DefaultClients
-	}
-	if o.Active <= 0 {
-		o.Active = o.Clients
-	}
-	if o.Active < o.Clients {
-		o.Active = o.Clients
-	}
 	if o.Sampling == "" {
 		o.Sampling = SampleRoundRobin
 	}
@@ -289,8 +274,6 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("conversation sampling: %q is not round_robin or random", o.Sampling)
 	case o.OnFailure != "" && o.OnFailure != ContinueConversation && o.OnFailure != AbandonConversation:
 		return fmt.Errorf("on-failure: %q is not continue or abandon", o.OnFailure)
-	case o.Rate < 0:
-		return fmt.Errorf("rate: %g is negative", o.Rate)
 	case o.LimitMinTokens > 0 && o.LimitMaxTokens > 0 && o.LimitMinTokens > o.LimitMaxTokens:
 		return fmt.Errorf("clamp-min-tokens %d is above clamp-max-tokens %d", o.LimitMinTokens, o.LimitMaxTokens)
 	case o.FixedMinTokens > 0 && o.FixedMaxTokens > 0 && o.FixedMinTokens > o.FixedMaxTokens:

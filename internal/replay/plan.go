@@ -18,15 +18,12 @@ type sessionPlan struct {
 }
 
 // Shape returns the load shape of the options: Schedule when set, else
-// open-loop arrivals at Rate, else Clients closed-loop users.
+// DefaultClients closed-loop user.
 func (o *Options) Shape() schedule.Schedule {
-	switch {
-	case o.Schedule != nil:
+	if o.Schedule != nil {
 		return o.Schedule
-	case o.Rate > 0:
-		return schedule.Rate{PerSecond: o.Rate, Poisson: o.Poisson, Seed: o.RandSeed}
 	}
-	return schedule.Closed{Clients: o.Clients, Sessions: o.Active}
+	return schedule.Closed{Clients: DefaultClients}
 }
 
 // turn describes the session's current turn (prepared) to the schedule;

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/schedule"
 )
 
 // closedURL returns the URL of a loopback port that nothing listens on.
@@ -44,7 +45,7 @@ func TestFailFastUnreachable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o := Options{URL: closedURL(t), MaxModelLen: tc.maxModelLen, Clients: tc.clients, MaxRetries: 3}
+			o := Options{URL: closedURL(t), MaxModelLen: tc.maxModelLen, Schedule: schedule.Closed{Clients: tc.clients}, MaxRetries: 3}
 			res, err := replayE(context.Background(), context.Background(), o, simpleConvs(16, 4))
 			if err == nil || !strings.Contains(err.Error(), "cannot reach the server") {
 				t.Fatalf("err = %v, want cannot reach the server", err)
@@ -166,7 +167,7 @@ func TestHungServer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o := Options{URL: silentServer(t), Model: tc.model, MaxModelLen: tc.maxModelLen, Clients: 4, MaxRetries: 3,
+			o := Options{URL: silentServer(t), Model: tc.model, MaxModelLen: tc.maxModelLen, Schedule: schedule.Closed{Clients: 4}, MaxRetries: 3,
 				ProbeTimeout: 50 * time.Millisecond, HungAfter: 100 * time.Millisecond}
 			type outcome struct {
 				res *result

@@ -251,22 +251,6 @@ func TestNoStreamAndCompletions(t *testing.T) {
 	}
 }
 
-func TestBaseURL(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"http://h:8000":      "http://h:8000/v1",
-		"http://h:8000/":     "http://h:8000/v1",
-		"http://h:8000/v1":   "http://h:8000/v1",
-		"http://h:8000/v1/":  "http://h:8000/v1",
-		"https://h/proxy/v1": "https://h/proxy/v1",
-		"https://h/proxy":    "https://h/proxy/v1",
-	} {
-		if got := BaseURL(in); got != want {
-			t.Errorf("BaseURL(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestRetryAfterHeader(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -321,20 +305,6 @@ func TestClassifyStatus(t *testing.T) {
 	}
 }
 
-func TestSnippet(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ in, want string }{
-		{`{"error":{"message":"no such model","type":"x"}}`, "no such model"},
-		{`{"error":"plain string"}`, "plain string"},
-		{"  gateway timeout \n", "gateway timeout"},
-		{strings.Repeat("a", 400), strings.Repeat("a", 300) + "..."},
-	} {
-		if got := snippet([]byte(tc.in)); got != tc.want {
-			t.Errorf("snippet(%.30q) = %.40q, want %.40q", tc.in, got, tc.want)
-		}
-	}
-}
-
 // fixedCounter counts one token per byte.
 type fixedCounter struct{}
 
@@ -376,7 +346,6 @@ func TestValidate(t *testing.T) {
 		{Options{URL: "http://x", API: "responses"}, "api:"},
 		{Options{URL: "http://x", Sampling: "lifo"}, "conversation sampling"},
 		{Options{URL: "http://x", OnFailure: "retry"}, "on-failure"},
-		{Options{URL: "http://x", Rate: -1}, "rate"},
 		{Options{URL: "http://x", Schedule: schedule.UserGap{N: 2}}, "users: 2 users with a gap of 0s"},
 		{Options{URL: "http://x", Schedule: schedule.Rate{}}, "rate: 0 sessions a second"},
 		{Options{URL: "http://x", LimitMinTokens: 10, LimitMaxTokens: 5}, "clamp-min-tokens"},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/tokenize"
 )
@@ -47,9 +48,9 @@ func TestHistoryHasRealAnswers(t *testing.T) {
 		name string
 		opts Options
 	}{
-		{"stream", Options{Stream: true, IncludeUsage: true, Clients: 2}},
-		{"no-stream", Options{Clients: 3}},
-		{"random sampling", Options{Stream: true, Clients: 1, Active: 3, Sampling: SampleRandom, RandSeed: 7}},
+		{"stream", Options{Stream: true, IncludeUsage: true, Schedule: schedule.Closed{Clients: 2}}},
+		{"no-stream", Options{Schedule: schedule.Closed{Clients: 3}}},
+		{"random sampling", Options{Stream: true, Schedule: schedule.Closed{Clients: 1, Sessions: 3}, Sampling: SampleRandom, RandSeed: 7}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -204,7 +205,7 @@ func TestConversationShapes(t *testing.T) {
 func TestRetry503(t *testing.T) {
 	t.Parallel()
 	srv := startSim(t, sim.Config{DefaultMaxTokens: 4, Faults: sim.Faults{FailEvery: 5, ErrorStatus: 503}})
-	res := replayT(t, Options{URL: srv.URL, Stream: true, IncludeUsage: true, Clients: 3, Model: sim.DefaultModel, MaxRetries: 3}, simpleConvs(4, 5))
+	res := replayT(t, Options{URL: srv.URL, Stream: true, IncludeUsage: true, Schedule: schedule.Closed{Clients: 3}, Model: sim.DefaultModel, MaxRetries: 3}, simpleConvs(4, 5))
 	var failed int
 	type key struct {
 		id   string
@@ -264,7 +265,7 @@ func TestTimeout(t *testing.T) {
 		}
 	})
 	timeout := 300 * time.Millisecond
-	res := replayT(t, Options{URL: fs.URL, Stream: true, Clients: 2, RequestTimeout: timeout, MaxRetries: 1}, simpleConvs(2, 3))
+	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: schedule.Closed{Clients: 2}, RequestTimeout: timeout, MaxRetries: 1}, simpleConvs(2, 3))
 	var timeouts []*record.Record
 	for _, r := range res.recs {
 		if r.ErrorClass == record.ErrTimeout {
@@ -355,7 +356,7 @@ func retryAfterHonoured(t *testing.T) {
 func TestClosedLoopConcurrency(t *testing.T) {
 	t.Parallel()
 	fs := newFakeServer(t, func(fs *fakeServer) { fs.tokenDelay = 3 * time.Millisecond })
-	res := replayT(t, Options{URL: fs.URL, Stream: true, Clients: 2, Active: 6}, simpleConvs(9, 3))
+	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: schedule.Closed{Clients: 2, Sessions: 6}}, simpleConvs(9, 3))
 	if m := fs.maxInfl.Load(); m > 2 || m < 1 {
 		t.Errorf("server saw %d requests in flight at most, want 2", m)
 	}
@@ -405,7 +406,7 @@ func TestClosedLoopConcurrency(t *testing.T) {
 func TestClientWait(t *testing.T) {
 	t.Parallel()
 	fs := newFakeServer(t, func(fs *fakeServer) { fs.tokenDelay = time.Millisecond })
-	res := replayT(t, Options{URL: fs.URL, Stream: true, Clients: 2, Active: 4}, simpleConvs(8, 3))
+	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: schedule.Closed{Clients: 2, Sessions: 4}}, simpleConvs(8, 3))
 	recs := res.final()
 	if len(recs) != 24 {
 		t.Fatalf("%d records, want 24", len(recs))
@@ -478,7 +479,7 @@ func TestOpenLoopConstantRate(t *testing.T) {
 	t.Parallel()
 	fs := newFakeServer(t, nil)
 	const rate = 25.0
-	res := replayT(t, Options{URL: fs.URL, Stream: true, Rate: rate}, simpleConvs(10, 2))
+	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: schedule.Rate{PerSecond: rate}}, simpleConvs(10, 2))
 	var firsts []*record.Record
 	for _, r := range res.final() {
 		if r.Turn == 0 {
@@ -509,7 +510,7 @@ func TestOpenLoopConstantRate(t *testing.T) {
 func TestOpenLoopMaxInFlight(t *testing.T) {
 	t.Parallel()
 	fs := newFakeServer(t, func(fs *fakeServer) { fs.tokenDelay = 10 * time.Millisecond })
-	res := replayT(t, Options{URL: fs.URL, Stream: true, Rate: 1000, MaxInFlight: 2}, simpleConvs(6, 2))
+	res := replayT(t, Options{URL: fs.URL, Stream: true, Schedule: schedule.Rate{PerSecond: 1000}, MaxInFlight: 2}, simpleConvs(6, 2))
 	if m := fs.maxInfl.Load(); m > 2 {
 		t.Errorf("%d requests in flight, want at most 2", m)
 	}
@@ -620,7 +621,7 @@ func TestStopConditions(t *testing.T) {
 		finish int64
 	}{
 		{
-			name: "max requests", opts: Options{MaxRequests: 5, Clients: 2}, convs: 3, turns: 4,
+			name: "max requests", opts: Options{MaxRequests: 5, Schedule: schedule.Closed{Clients: 2}}, convs: 3, turns: 4,
 			check: func(t *testing.T, res *result) {
 				if len(res.final()) != 5 || res.sum.Requests != 5 {
 					t.Errorf("%d requests, want 5", len(res.final()))
@@ -634,7 +635,7 @@ func TestStopConditions(t *testing.T) {
 			},
 		},
 		{
-			name: "max turns", opts: Options{MaxTurns: 2, Clients: 2}, convs: 3, turns: 4,
+			name: "max turns", opts: Options{MaxTurns: 2, Schedule: schedule.Closed{Clients: 2}}, convs: 3, turns: 4,
 			check: func(t *testing.T, res *result) {
 				for id, rs := range res.byConv() {
 					if len(rs) != 2 {
@@ -647,7 +648,7 @@ func TestStopConditions(t *testing.T) {
 			},
 		},
 		{
-			name: "loop with max requests", opts: Options{Loop: true, MaxRequests: 11, Clients: 2}, convs: 2, turns: 2,
+			name: "loop with max requests", opts: Options{Loop: true, MaxRequests: 11, Schedule: schedule.Closed{Clients: 2}}, convs: 2, turns: 2,
 			check: func(t *testing.T, res *result) {
 				if len(res.final()) != 11 {
 					t.Errorf("%d requests, want 11", len(res.final()))
@@ -671,7 +672,7 @@ func TestStopConditions(t *testing.T) {
 			},
 		},
 		{
-			name: "loop with duration", opts: Options{Loop: true, Duration: 300 * time.Millisecond, Clients: 2}, convs: 2, turns: 2,
+			name: "loop with duration", opts: Options{Loop: true, Duration: 300 * time.Millisecond, Schedule: schedule.Closed{Clients: 2}}, convs: 2, turns: 2,
 			check: func(t *testing.T, res *result) {
 				// How many turns fit in 300 ms depends on the machine;
 				// that none is intended at or after the end does not
@@ -820,7 +821,7 @@ func TestContextGuard(t *testing.T) {
 		}
 		convs = append(convs, cv)
 	}
-	res := replayT(t, Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Tokenizer: tok, Clients: 2}, convs)
+	res := replayT(t, Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Tokenizer: tok, Schedule: schedule.Closed{Clients: 2}}, convs)
 	if res.sum.MaxModelLen != maxLen {
 		t.Errorf("max_model_len %d, want %d from /v1/models", res.sum.MaxModelLen, maxLen)
 	}
@@ -1046,7 +1047,7 @@ func TestAbort(t *testing.T) {
 		cancelStop()
 		cancelAbort()
 	}()
-	res, err := replayE(stop, abort, Options{URL: fs.URL, Stream: true, Clients: 2}, simpleConvs(3, 3))
+	res, err := replayE(stop, abort, Options{URL: fs.URL, Stream: true, Schedule: schedule.Closed{Clients: 2}}, simpleConvs(3, 3))
 	if err != nil {
 		t.Fatal(err)
 	}

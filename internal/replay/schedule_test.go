@@ -188,7 +188,7 @@ func TestThinkPerSession(t *testing.T) {
 		return out
 	}
 	alone := planned(replayT(t, Options{URL: fs.URL, Stream: true, Think: think, RandSeed: 7}, convs[:1]))
-	shared := planned(replayT(t, Options{URL: fs.URL, Stream: true, Think: think, RandSeed: 7, Active: 2}, convs))
+	shared := planned(replayT(t, Options{URL: fs.URL, Stream: true, Think: think, RandSeed: 7, Schedule: schedule.Closed{Sessions: 2}}, convs))
 	if !slices.Equal(alone, shared) || len(alone) != 4 {
 		t.Errorf("c0's think times: %v alone, %v alternating with c1", alone, shared)
 	}

@@ -306,7 +306,9 @@ func (s *session) encoded() ([]json.RawMessage, error) {
 
 // output is the conversation as replayed: the history with real answers.
 func (s *session) output() *conv.Conversation {
-	meta := map[string]any{"status": s.status, "source_id": s.src.ID, "turns_sent": s.turn}
+	// user_turns_sent counts requests; turns_sent is its old name, kept
+	// for readers (deprecated): vLLM's turns are messages (issue 23).
+	meta := map[string]any{"status": s.status, "source_id": s.src.ID, "user_turns_sent": s.turn, "turns_sent": s.turn}
 	if s.dropped > 0 {
 		meta["dropped_messages"] = s.dropped
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/replay/openai"
+	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/sim"
 )
 
@@ -65,7 +66,7 @@ func fidelityConvs() []conv.Conversation {
 func TestTimingBounds(t *testing.T) {
 	t.Parallel()
 	srv := startSim(t, sim.Config{TTFTBase: fidTTFT, DecodePerToken: fidDecode, Precise: true})
-	res := replayT(t, Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Clients: 2}, fidelityConvs())
+	res := replayT(t, Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Schedule: schedule.Closed{Clients: 2}}, fidelityConvs())
 	if len(res.recs) != 6 {
 		t.Fatalf("%d records, want 6", len(res.recs))
 	}
@@ -114,7 +115,7 @@ func BenchmarkTimingFidelity(b *testing.B) {
 	var ttfts, itls, tpots, lats []time.Duration
 	for b.Loop() {
 		res, err := replayE(context.Background(), context.Background(),
-			Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Clients: 1}, fidelityConvs())
+			Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Schedule: schedule.Closed{Clients: 1}}, fidelityConvs())
 		if err != nil {
 			b.Fatal(err)
 		}

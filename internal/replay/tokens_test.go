@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/sim"
 )
 
@@ -50,7 +51,7 @@ func TestTokenizerCountsOnce(t *testing.T) {
 				cv[0].Messages[i].OutputTokens = 5 + i
 			}
 			res := replayT(t, Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true,
-				Tokenizer: tok, KeepReasoning: tc.keep, Clients: 1}, cv)
+				Tokenizer: tok, KeepReasoning: tc.keep, Schedule: schedule.Closed{Clients: 1}}, cv)
 			calls := 0
 			for _, n := range tok.calls {
 				calls += n

@@ -13,6 +13,7 @@ import (
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/convert"
 	"github.com/mtkit/mtkit/internal/replay/openai"
+	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/sim"
 )
 
@@ -59,7 +60,7 @@ func TestToolConversationsAgainstSimulator(t *testing.T) {
 		t.Fatalf("%d conversations with %d tool-calling messages; the test file changed?", len(convs), calls)
 	}
 	srv := startSim(t, sim.Config{DefaultMaxTokens: 4})
-	res := replayT(t, Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Clients: 3, LimitMaxTokens: 8}, convs)
+	res := replayT(t, Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Schedule: schedule.Closed{Clients: 3}, LimitMaxTokens: 8}, convs)
 	got := map[string]int{}
 	for _, r := range res.recs {
 		if r.Error != "" || r.ErrorClass != "" || r.Retried {
@@ -205,7 +206,7 @@ func TestLiveToolCallsFollowDataset(t *testing.T) {
 	t.Parallel()
 	convs := glaiveConvs(t)
 	srv := startSim(t, sim.Config{DefaultMaxTokens: 6, ToolCallRate: 0.5, Seed: 3})
-	res := replayT(t, Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Clients: 2,
+	res := replayT(t, Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Schedule: schedule.Closed{Clients: 2},
 		LimitMaxTokens: 6, ToolChoice: json.RawMessage(`"auto"`)}, convs)
 	for _, r := range res.recs {
 		if r.ErrorClass != "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/source"
 )
@@ -33,7 +34,7 @@ func TestHistoryNone(t *testing.T) {
 		}
 		return c
 	}
-	o := Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Clients: 1}
+	o := Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Schedule: schedule.Closed{Clients: 1}}
 	prompts := func(c conv.Conversation) []int64 {
 		res := replayT(t, o, []conv.Conversation{c})
 		var out []int64
@@ -65,7 +66,7 @@ func TestHistoryNone(t *testing.T) {
 
 	// What the server received, message by message.
 	fs := newFakeServer(t, nil)
-	replayT(t, Options{URL: fs.URL, Stream: true, Clients: 1}, []conv.Conversation{build(conv.HistoryNone, users)})
+	replayT(t, Options{URL: fs.URL, Stream: true, Schedule: schedule.Closed{Clients: 1}}, []conv.Conversation{build(conv.HistoryNone, users)})
 	reqs := fs.requests()
 	if len(reqs) != 3 {
 		t.Fatalf("%d requests, want 3", len(reqs))
@@ -250,7 +251,7 @@ type traceReq struct {
 func replayTraceOnSim(t *testing.T, src source.Source, blockSize int, of func(*record.Record) traceReq, n int) (hits, exact int) {
 	t.Helper()
 	srv := startSim(t, sim.Config{CacheTokens: 10_000_000})
-	o := Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Clients: 1, LimitMaxTokens: 4,
+	o := Options{URL: srv.URL, Model: sim.DefaultModel, Stream: true, IncludeUsage: true, Schedule: schedule.Closed{Clients: 1}, LimitMaxTokens: 4,
 		RetryBase: 1, RetryMax: 1, RequestTimeout: 60e9}
 	recs := &memRecords{}
 	if _, err := Run(t.Context(), t.Context(), o, noTimestamps{src}, Sink{Records: recs}); err != nil {

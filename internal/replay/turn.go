@@ -383,7 +383,7 @@ func (r *runner) fail(err error) {
 func (r *runner) printContent(s *session, dir, text string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fmt.Fprintf(r.sink.Log, "[%s turn %d] %s %s\n", s.id, s.turn, dir, text)
+	fmt.Fprintf(r.sink.Log, "[%s user turn %d] %s %s\n", s.id, s.turn, dir, text)
 }
 
 // conversationEnd is how the conversation ends with attempt a of its

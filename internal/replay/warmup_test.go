@@ -19,10 +19,10 @@ func TestWarmupStep(t *testing.T) {
 		name string
 		opts Options
 	}{
-		{"plain", Options{Clients: 2}},
-		{"loop and limits", Options{Clients: 2, Loop: true, MaxRequests: 2, Duration: time.Hour, MaxTurns: 3}},
+		{"plain", Options{}},
+		{"loop and limits", Options{Loop: true, MaxRequests: 2, Duration: time.Hour, MaxTurns: 3}},
 		// Open loop would give each conversation its own client.
-		{"schedule", Options{Clients: 2, Schedule: schedule.Rate{PerSecond: 1000}}},
+		{"schedule", Options{Schedule: schedule.Rate{PerSecond: 1000}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -31,7 +31,7 @@ func TestWarmupStep(t *testing.T) {
 			o.URL, o.Model, o.RequestTimeout = fs.URL, "fake-model", 20*time.Second
 			convs := simpleConvs(3, 4)
 			var warm memRecords
-			measured, sum, err := WarmupStep(context.Background(), context.Background(), o, source.Slice(convs), Sink{Records: &warm})
+			measured, sum, err := WarmupStep(context.Background(), context.Background(), o, schedule.Closed{Clients: 2}, source.Slice(convs), Sink{Records: &warm})
 			if err != nil {
 				t.Fatal(err)
 			}

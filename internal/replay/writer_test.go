@@ -17,6 +17,7 @@ import (
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/faultio"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/source"
 )
 
@@ -63,7 +64,7 @@ func TestSlowOutput(t *testing.T) {
 			blocked := make(chan struct{})
 			var blockOnce sync.Once
 			sink := Sink{Records: recs, Buffer: tc.buffer, onBlocked: func() { blockOnce.Do(func() { close(blocked) }) }}
-			o := Options{URL: fs.URL, Model: "fake-model", Stream: true, Clients: 2, RequestTimeout: 20 * time.Second}
+			o := Options{URL: fs.URL, Model: "fake-model", Stream: true, Schedule: schedule.Closed{Clients: 2}, RequestTimeout: 20 * time.Second}
 			type ret struct {
 				sum *Summary
 				err error
@@ -128,7 +129,7 @@ func TestWriteError(t *testing.T) {
 				convW = &faultio.FullDisk{W: &convBuf}
 			}
 			sink := Sink{Records: record.NewJSONEncoder(recW), Conversations: conv.NewWriter(convW)}
-			o := Options{URL: fs.URL, Model: "fake-model", Stream: true, Clients: 2, RequestTimeout: 20 * time.Second}
+			o := Options{URL: fs.URL, Model: "fake-model", Stream: true, Schedule: schedule.Closed{Clients: 2}, RequestTimeout: 20 * time.Second}
 			sum, err := Run(context.Background(), context.Background(), o, source.Slice(simpleConvs(50, 4)), sink)
 			if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "writing "+failing) {
 				t.Fatalf("err %v, want the %s write error", err, failing)

@@ -418,6 +418,10 @@ func percentileChart(runs []run, metric, title, ylabel string) (ChartSpec, bool)
 	return c, len(c.Series) > 0
 }
 
+// userTurnAxis is the x label of the charts by turn: the records' turn,
+// which counts requests, where vLLM's turns count messages (issue 23).
+const userTurnAxis = "user turn (request of the conversation, from 0)"
+
 // turnCharts draws TTFT, ITL and the prefix-cache hit rate by turn.
 func turnCharts(runs []run) []ChartSpec {
 	maxTurn := -1
@@ -434,9 +438,9 @@ func turnCharts(runs []run) []ChartSpec {
 	for i := range x {
 		x[i] = float64(i)
 	}
-	ttft := ChartSpec{Title: "TTFT by turn", XLabel: "turn", YLabel: "ms", Integer: true, Points: true, X: x}
-	itl := ChartSpec{Title: "Inter-token latency by turn", XLabel: "turn", YLabel: "ms", Integer: true, Points: true, X: x}
-	hit := ChartSpec{Title: "Prefix-cache hit by turn", Note: "server cached_tokens / prompt_tokens", XLabel: "turn", YLabel: "%", Integer: true, Percent: true, Points: true, X: x}
+	ttft := ChartSpec{Title: "TTFT by user turn", XLabel: userTurnAxis, YLabel: "ms", Integer: true, Points: true, X: x}
+	itl := ChartSpec{Title: "Inter-token latency by user turn", XLabel: userTurnAxis, YLabel: "ms", Integer: true, Points: true, X: x}
+	hit := ChartSpec{Title: "Prefix-cache hit by user turn", Note: "server cached_tokens / prompt_tokens", XLabel: userTurnAxis, YLabel: "%", Integer: true, Percent: true, Points: true, X: x}
 	for _, r := range runs {
 		byTurn := make([]*stats.Group, maxTurn+1)
 		for _, g := range r.turns {
@@ -557,12 +561,12 @@ The table under each chart gives its values<span class="hint">; hover a chart to
 </div>
 {{with .Rep.Affinity}}
 <h2>Session affinity</h2>
-<p class="sub">From the records' backend (mtrun --backend-header): a turn moved when it went to another backend than the conversation's request before it.</p>
+<p class="sub">From the records' backend (mtrun --backend-header): a user turn (request) moved when it went to another backend than the conversation's request before it.</p>
 <table><tr><th></th><th>requests</th><th>TTFT p50 (ms)</th><th>TTFT p90 (ms)</th><th>prefix-cache hit</th></tr>
 <tr><td>stayed</td><td>{{.Stayed.Requests}}</td><td>{{printf "%.2f" .Stayed.TTFTP50Ms}}</td><td>{{printf "%.2f" .Stayed.TTFTP90Ms}}</td><td>{{$.Pct .Stayed.CacheHitRate}}</td></tr>
 <tr><td>moved</td><td>{{.MovedTurns.Requests}}</td><td>{{printf "%.2f" .MovedTurns.TTFTP50Ms}}</td><td>{{printf "%.2f" .MovedTurns.TTFTP90Ms}}</td><td>{{$.Pct .MovedTurns.CacheHitRate}}</td></tr>
 </table>
-<p>{{.Moved}} of {{.Turns}} turns moved ({{$.Pct .MovedShare}}) across {{.Backends}} backends; {{.Changed}} of {{.Conversations}} conversations changed backend at least once.</p>
+<p>{{.Moved}} of {{.Turns}} requests after a conversation's first moved ({{$.Pct .MovedShare}}) across {{.Backends}} backends; {{.Changed}} of {{.Conversations}} conversations changed backend at least once.</p>
 {{end}}
 <h2>Summary</h2>
 <pre>{{.Summary}}</pre>

@@ -39,9 +39,9 @@ func retentionCharts(rets []LabeledRetention) []ChartSpec {
 	xs = slices.Compact(xs)
 	slices.Sort(sxs)
 	sxs = slices.Compact(sxs)
-	share := ChartSpec{Title: "Cache retention: cached share by reuse distance", Note: "the share of each later turn's previous context the server had cached, against the tokens of other conversations touched since (LRU stack distance); the step is the cache's effective capacity",
+	share := ChartSpec{Title: "Cache retention: cached share by reuse distance", Note: "the share of each later user turn's (request's) previous context the server had cached, against the tokens of other conversations touched since (LRU stack distance); the step is the cache's effective capacity",
 		XLabel: "reuse distance (tokens of other conversations)", YLabel: "cached share (%)", Percent: true, Points: true, X: xs}
-	ttft := ChartSpec{Title: "TTFT by reuse distance", Note: "median TTFT of the later turns in each reuse-distance bucket: what a miss costs",
+	ttft := ChartSpec{Title: "TTFT by reuse distance", Note: "median TTFT of the later user turns (requests) in each reuse-distance bucket: what a miss costs",
 		XLabel: "reuse distance (tokens of other conversations)", YLabel: "TTFT p50 (ms)", Points: true, X: xs}
 	idle := ChartSpec{Title: "Cache retention by idle time", Note: "the cached share against the seconds since the conversation's previous request ended",
 		XLabel: "idle seconds", YLabel: "cached share (%)", Percent: true, Points: true, X: sxs}

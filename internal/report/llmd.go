@@ -94,7 +94,7 @@ func llmdReport(rep *Report, g *stats.Group, stage int, turns []*stats.Group) *l
 	if out := seqLen(m, stats.MetricNames[stats.OutputTokens]); out.Value > 0 {
 		std.OutputSeqLen = &out
 	}
-	if d, ok := g.Conversations.Metrics.Get(stats.ConvTurns); ok && d.Count > 0 && d.Max > 1 {
+	if d, ok := g.Conversations.Metrics.Get(stats.ConvUserTurns); ok && d.Count > 0 && d.Max > 1 {
 		turnsLen := describedLen(d)
 		std.MultiTurn = &llmd.MultiTurn{Enabled: true, MaxTurns: &turnsLen}
 	}
@@ -152,7 +152,7 @@ func llmdReport(rep *Report, g *stats.Group, stage int, turns []*stats.Group) *l
 		r.Results.SessionPerformance = &llmd.SessionPerformance{Sessions: &llmd.SessionRequests{
 			Total: c.Count, Succeeded: &succeeded, Failed: &failedConv, TotalEvents: &requests,
 			SessionDuration:  conv(stats.ConvDuration, llmd.UnitMs),
-			EventsPerSession: conv(stats.ConvTurns, llmd.UnitCount),
+			EventsPerSession: conv(stats.ConvUserTurns, llmd.UnitCount),
 		}}
 	}
 	x := mtkitExtras(g, turns, info.StageLoads[stage])

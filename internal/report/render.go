@@ -178,6 +178,23 @@ func (t *textWriter) describe(ms ...stats.Metrics) {
 		}
 	}
 	t.table(header, rows)
+	for _, m := range ms {
+		for _, d := range m {
+			if n := countNotes[d.Name]; n != "" {
+				if t.md {
+					t.printf("\n") // not a row of the table
+				}
+				t.printf("%s\n", n)
+			}
+		}
+	}
+}
+
+// countNotes say what a describe row counts where its name, vLLM's, does
+// not: vLLM's turns are messages, mtkit's user turns are requests
+// (issue 23).
+var countNotes = map[string]string{
+	"input_num_turns": "(input_num_turns, vLLM's name: messages sent with the request, the history and the new user message)",
 }
 
 func (t *textWriter) report(rep *Report) error {
@@ -264,7 +281,7 @@ func (t *textWriter) group(title string, g *stats.Group, showConv bool) {
 	if v := g.VerifyOutput; v != nil {
 		line := fmt.Sprintf("%d of %d answers differ from the dataset's", v.Mismatched, v.Compared)
 		if f := v.FirstMismatch; f != nil {
-			line += fmt.Sprintf(" (first: conversation %s, turn %d)", f.Conversation, f.Turn)
+			line += fmt.Sprintf(" (first: conversation %s, user turn %d)", f.Conversation, f.Turn)
 		}
 		kv = append(kv, [2]string{"verify_output", line})
 	}
@@ -326,7 +343,11 @@ func fmtCache(g *stats.Group) string {
 // With --only (only, the metrics' names), the row is the request counts
 // and each metric's p50, p90 and p99.
 func (t *textWriter) overview(by string, only []string, groups []*stats.Group) {
-	t.heading("by " + by + ":")
+	if by == "turn" {
+		t.heading("by turn (user turn: the conversation's request number, from 0):")
+	} else {
+		t.heading("by " + by + ":")
+	}
 	q := func(g *stats.Group, m, st string) string {
 		d, ok := g.Metrics.Get(m)
 		if !ok {
@@ -354,7 +375,7 @@ func (t *textWriter) overview(by string, only []string, groups []*stats.Group) {
 		return
 	}
 	if by == "conversation" {
-		header := []string{"conversation", "turns", "failed", "duration_ms", "wait_ms", "ttft_mean_ms", "ttft_max_ms", "cache_hit"}
+		header := []string{"conversation", "user_turns", "failed", "duration_ms", "wait_ms", "ttft_mean_ms", "ttft_max_ms", "cache_hit"}
 		var rows [][]string
 		for _, g := range groups {
 			c := g.Conversations.Metrics
@@ -434,7 +455,7 @@ func renderCSV(w io.Writer, rep *Report) error {
 	}
 	cw.Write(header)
 	emit := func(key string, g *stats.Group) {
-		for _, m := range []stats.Metrics{g.Metrics, g.Conversations.Metrics} {
+		for _, m := range []stats.Metrics{g.Metrics, g.Conversations.MetricsWithAliases()} {
 			for _, d := range m {
 				row := []string{key, d.Name}
 				for _, s := range stats.StatNames {

@@ -208,7 +208,7 @@ func stageTurnChart(r judge.StagedRun, xs []float64) (ChartSpec, bool) {
 	if maxTurn < 1 {
 		return ChartSpec{}, false
 	}
-	c := ChartSpec{Title: "TTFT p95 by turn, per stage", XLabel: "turn", YLabel: "TTFT p95 (ms)", Integer: true, Points: true}
+	c := ChartSpec{Title: "TTFT p95 by user turn, per stage", XLabel: userTurnAxis, YLabel: "TTFT p95 (ms)", Integer: true, Points: true}
 	for t := 0; t <= maxTurn; t++ {
 		c.X = append(c.X, float64(t))
 	}

@@ -35,12 +35,12 @@ func (t *textWriter) retention(title string, r *retention.Result) {
 		basis = "none"
 	case retention.BasisTTFT:
 		if f := r.Fit; f != nil {
-			basis = fmt.Sprintf("ttft (no cached_tokens: TTFT = %.2f ms + %.4f ms per prompt token, from %d first turns)", f.BaseMs, f.PerTokenMs, f.FirstTurns)
+			basis = fmt.Sprintf("ttft (no cached_tokens: TTFT = %.2f ms + %.4f ms per prompt token, from %d first user turns)", f.BaseMs, f.PerTokenMs, f.FirstTurns)
 		}
 	}
 	kv := [][2]string{
 		{"basis", basis},
-		{"later_turns", strconv.Itoa(r.Requests)},
+		{"later_user_turns", fmt.Sprintf("%d (requests after a conversation's first)", r.Requests)},
 		{"capacity_tokens", fmtOpt(r.CapacityTokens, 0)},
 		{"capacity_conversations", fmtOpt(r.CapacityConversations, 1)},
 	}

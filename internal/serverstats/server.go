@@ -6,6 +6,7 @@ package serverstats
 
 import (
 	"cmp"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -136,16 +137,12 @@ type replicaSeries struct {
 	hasFirstOK      bool
 }
 
-// readSeries loads the canonical and up rows of a series file.
-func readSeries(path string) (map[int]*replicaSeries, map[seriesKey][]obs, error) {
-	in, err := iox.Open(path, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer in.Close()
+// readSeries loads the canonical and up rows of a series, read from in
+// (decompressed) and called name in errors.
+func readSeries(in io.Reader, name string) (map[int]*replicaSeries, map[seriesKey][]obs, error) {
 	reps := map[int]*replicaSeries{}
 	series := map[seriesKey][]obs{}
-	r := metrics.NewReader(in, path)
+	r := metrics.NewReader(in, name)
 	for r.Scan() {
 		s := r.Sample()
 		rs := reps[s.Replica]
@@ -306,7 +303,20 @@ func rate(hits, queries *float64) stats.Num {
 // window [ws, we] (unix ns); client is the records' cache hit rate and pts
 // the requests on the time axis (may be empty).
 func Join(path string, ws, we int64, client stats.Num, pts []stats.Point) (*Server, error) {
-	reps, series, err := readSeries(path)
+	in, err := iox.Open(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	return JoinReader(in, path, ws, we, client, pts)
+}
+
+// JoinReader is Join over a series read from in, already decompressed
+// (a series piped on mtstats' stdin), called name in the report and in
+// errors.
+func JoinReader(in io.Reader, name string, ws, we int64, client stats.Num, pts []stats.Point) (*Server, error) {
+	path := name
+	reps, series, err := readSeries(in, name)
 	if err != nil {
 		return nil, err
 	}

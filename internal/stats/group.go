@@ -103,6 +103,12 @@ type ConvStats struct {
 	Failed     *int `json:"failed"`
 	Abandoned  *int `json:"abandoned"`
 	Unfinished *int `json:"unfinished"`
+	// Completed is mtstats/v1's "completed", kept so that v1 readers
+	// keep working: deprecated, it equals Finished (its corrected
+	// meaning), or WithoutFailure when the records do not say how the
+	// conversations ended (what v1 counted then). Issue 23 removed it
+	// without a schema change; read "finished".
+	Completed int `json:"completed"`
 	// WithoutFailure counts the conversations none of whose requests
 	// failed (finished or not).
 	WithoutFailure int     `json:"without_failed_request"`
@@ -110,12 +116,36 @@ type ConvStats struct {
 	Metrics        Metrics `json:"metrics"`
 }
 
-// Conversation metric names.
+// Conversation metric names. ConvUserTurns counts a conversation's user
+// turns: its requests (final attempts), not its messages as vLLM's
+// num_turns and mtgen's --turns do (issue 23).
 const (
-	ConvTurns    = "conversation_turns"
-	ConvDuration = "conversation_duration_ms"
-	ConvWait     = "conversation_wait_ms"
+	ConvUserTurns = "conversation_user_turns"
+	ConvDuration  = "conversation_duration_ms"
+	ConvWait      = "conversation_wait_ms"
+	// ConvTurns is ConvUserTurns under its mtstats/v1 name, kept in the
+	// JSON and CSV reports for their readers (deprecated): "turns" there
+	// meant user turns, where mtgen's --turns counts messages.
+	ConvTurns = "conversation_turns"
 )
+
+// MetricsWithAliases are c's metrics followed by the deprecated names
+// the JSON and CSV reports keep for mtstats/v1's readers (ConvTurns).
+func (c *ConvStats) MetricsWithAliases() Metrics {
+	d, ok := c.Metrics.Get(ConvUserTurns)
+	if !ok {
+		return c.Metrics
+	}
+	return append(slices.Clip(c.Metrics), NamedDescription{ConvTurns, d})
+}
+
+// MarshalJSON implements json.Marshaler: the metrics with their aliases.
+func (c ConvStats) MarshalJSON() ([]byte, error) {
+	type plain ConvStats // without the method
+	p := plain(c)
+	p.Metrics = c.MetricsWithAliases()
+	return marshalPlain(p)
+}
 
 // Num is a float that encodes NaN and ±Inf as JSON null.
 type Num float64
@@ -361,9 +391,12 @@ func (a *Acc) convStats() ConvStats {
 	}
 	if recorded {
 		cs.Finished, cs.Failed, cs.Abandoned, cs.Unfinished = &ends[0], &ends[1], &ends[2], &ends[3]
+		cs.Completed = ends[0]
+	} else {
+		cs.Completed = cs.WithoutFailure
 	}
 	cs.Metrics = Metrics{
-		{ConvTurns, Describe(turns)}, {ConvDuration, Describe(dur)}, {ConvWait, Describe(wait)},
+		{ConvUserTurns, Describe(turns)}, {ConvDuration, Describe(dur)}, {ConvWait, Describe(wait)},
 	}
 	return cs
 }

@@ -101,7 +101,7 @@ func (t *tee) Encode(r *record.Record) error {
 		t.v.requests = append(t.v.requests, q)
 		t.v.mu.Unlock()
 		if t.v.Verbose {
-			fmt.Fprintf(t.v.log, "mtrun: client %d conversation %s turn %d: ttft_ms %.2f, tpot_ms %.2f, latency_ms %.2f, input_num_tokens %d, output_num_tokens %d\n",
+			fmt.Fprintf(t.v.log, "mtrun: client %d conversation %s user turn %d: ttft_ms %.2f, tpot_ms %.2f, latency_ms %.2f, input_num_tokens %d, output_num_tokens %d\n",
 				q.ClientID, q.ConversationID, r.Turn, q.TTFTMs, q.TPOTMs, q.LatencyMs, q.InputNumTokens, q.OutputNumTokens)
 		}
 	}

@@ -89,6 +89,7 @@ func (b *bench) fidelity(ctx context.Context, dir string) error {
 					// The split of the error (issue 26).
 					b.figs.add(sec, "1,000 streams: server send lateness p99 (its stamp − its schedule)"+v.label, "ms", nil, q(m.sched, .99))
 					b.figs.add(sec, "1,000 streams: request transit p99 (mtrun's start → server handler)"+v.label, "ms", nil, q(m.transit, .99))
+					b.figs.add(sec, "1,000 streams: request transit p99, mtrun's side (start stamp → request in the server's socket)"+v.label, "ms", nil, qOrNaN(m.sendCli, .99))
 					b.figs.add(sec, "1,000 streams: first chunk held by the server p99 (stamp → flush returned)"+v.label, "ms", nil, q(m.srv0, .99))
 					b.figs.add(sec, "1,000 streams: client's share of TTFT error p99 (flush returned → mtrun's receive stamp, first chunk)"+v.label, "ms", v.tgt(atMost(2)), q(m.cli0, .99))
 					b.figs.add(sec, "1,000 streams: client's share, every chunk, p99"+v.label, "ms", nil, q(m.cli, .99))
@@ -123,13 +124,15 @@ func (b *bench) fidelity(ctx context.Context, dir string) error {
 				b.logf("run %d%s, 32 clients x 64 active: %s", i+1, v.label, m.summary)
 				b.figs.add(sec, "32 × 64: send leg p50 (mtrun's start → server handler)"+v.label, "ms", nil, q(m.transit, .5))
 				b.figs.add(sec, "32 × 64: send leg p99"+v.label, "ms", v.tgt(atMost(1)), q(m.transit, .99))
+				b.figs.add(sec, "32 × 64: send leg p99, mtrun's side (start stamp → request in the server's socket)"+v.label, "ms", nil, qOrNaN(m.sendCli, .99))
+				b.figs.add(sec, "32 × 64: send leg p99, the server's side (request in its socket → handler)"+v.label, "ms", nil, qOrNaN(m.sendSrv, .99))
 				b.figs.add(sec, "32 × 64: TTFT |error| p99"+v.label, "ms", nil, q(m.ttft, .99))
 				b.figs.add(sec, "32 × 64: mtrun's threads runnable without a CPU"+v.label, "ms/s", nil, m.cliRQ)
 				b.figs.add(sec, "32 × 64: load average (1 min)"+v.label, "", nil, m.load)
 			}
 		}
 	}
-	b.figs.note(sec, "1,000 streams: client's share of TTFT error p99 (flush returned → mtrun's receive stamp, first chunk)", "a request's TTFT error is exactly its transit (mtrun's start stamp → the simulator's handler: mtrun's write, the kernel, the server's scheduling) + the first chunk held by the server (its stamp → its flush returned) + the client's share (flush returned → mtrun's receive stamp: loopback delivers within the write, so this is mtrun's wake-up and stamp); the server's send lateness is its own stamp against its schedule (receipt + TTFT for the first token chunk, the first's stamp + n × decode for the n-th after it), which the truth already includes")
+	b.figs.note(sec, "1,000 streams: client's share of TTFT error p99 (flush returned → mtrun's receive stamp, first chunk)", "a request's TTFT error is exactly its transit (mtrun's start stamp → the simulator's handler: mtrun's write, the kernel, the server's scheduling) + the first chunk held by the server (its stamp → its flush returned) + the client's share (flush returned → mtrun's receive stamp: loopback delivers within the write, so this is what mtrun's stamp adds; since issue 26 mtrun stamps a chunk with the kernel's receive time of its bytes, so its wake-up after them is not in it, where the [before] build stamped when it read); the transit splits at the request's arrival in the simulator's socket (its kernel receive stamp): mtrun's side, then the server's wake-up; the server's send lateness is its own stamp against its schedule (receipt + TTFT for the first token chunk, the first's stamp + n × decode for the n-th after it), which the truth already includes")
 	b.figs.note(sec, "32 × 64: send leg p99", fmt.Sprintf("mtrun --clients 32 --active 64 against a simulator with TTFT %v and a token every %v, %d tokens, think time uniform 0-%v; send leg = the simulator's handler start − mtrun's request start stamp", sendLegTTFT, sendLegDecode, fidTokens, sendLegDecode))
 	b.figs.note(sec, "TTFT |error| p99, 1 stream(s)", fmt.Sprintf("simulator: TTFT %v, a token every %v, %d tokens; truth = the simulator's receive and send stamps; TTFT error includes the request's and the first chunk's loopback transit", fidTTFT, fidDecode, fidTokens))
 	return nil
@@ -148,6 +151,11 @@ type matched struct {
 	// read times are the record's start + TTFT + ITL gaps (the two
 	// processes share the machine's clock).
 	transit, srv, cli []float64
+	// The transit split where the server's socket stamped the request's
+	// arrival (served.arrived): sendCli is mtrun's start stamp → the
+	// request in the server's socket (mtrun's write and the loopback),
+	// sendSrv the arrival → the handler (the server's wake-up and read).
+	sendCli, sendSrv []float64
 	// lateSrv and lateCli count chunks whose srv or cli part is over 1 ms.
 	lateSrv, lateCli int
 	// The TTFT error of a request is exactly transit + srv0 + cli0: the
@@ -168,6 +176,10 @@ func (m *matched) attribute(r *record.Record, s *served, ttft, decode time.Durat
 		return
 	}
 	m.transit = append(m.transit, float64(s.recv-r.Start.UnixNano())/1e6)
+	if s.arrived != 0 {
+		m.sendCli = append(m.sendCli, float64(s.arrived-r.Start.UnixNano())/1e6)
+		m.sendSrv = append(m.sendSrv, float64(s.recv-s.arrived)/1e6)
+	}
 	read := r.Start.UnixNano() + *r.TTFTNs
 	for j, stamp := range s.stamps {
 		if j > 0 {
@@ -231,7 +243,7 @@ func matchStamps(recs []*record.Record, srv map[string][]*served, ttft, decode t
 			}
 		}
 	}
-	for _, v := range [][]float64{m.ttft, m.itl, m.transit, m.srv, m.cli, m.srv0, m.cli0, m.sched} {
+	for _, v := range [][]float64{m.ttft, m.itl, m.transit, m.sendCli, m.sendSrv, m.srv, m.cli, m.srv0, m.cli0, m.sched} {
 		slices.Sort(v)
 	}
 	return m
@@ -239,6 +251,14 @@ func matchStamps(recs []*record.Record, srv map[string][]*served, ttft, decode t
 
 // q is the p-quantile of sorted values (type 7, as mtstats computes).
 func q(sorted []float64, p float64) float64 { return stats.Quantile(sorted, p) }
+
+// qOrNaN is q, NaN (n/a) for no values.
+func qOrNaN(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	return q(sorted, p)
+}
 
 // spread formats the p50, p99 and max of sorted values in milliseconds.
 func spread(sorted []float64) string {
@@ -294,7 +314,7 @@ func (b *bench) fidelityRun(ctx context.Context, h *simHost, dir, name, convs st
 	}
 	sum := fmt.Sprintf("%d requests, %d gaps; TTFT error p50 %.3f p99 %.3f max %.3f ms; ITL error p50 %.3f p99 %.3f max %.3f ms; load %.2f; threads waiting for a CPU: mtrun's %.0f ms/s, the simulator's %.0f ms/s\n",
 		m.requests, len(m.itl), q(m.ttft, .5), q(m.ttft, .99), q(m.ttft, 1), q(m.itl, .5), q(m.itl, .99), q(m.itl, 1), load, cliRQ, srvRQ)
-	sum += fmt.Sprintf("mtbench:     where (p50/p99/max ms): server send lateness %s; request transit %s; first chunk held by the server %s, by the client %s; every chunk held by the server %s, by the client %s; chunks held over 1 ms: %d by the server, %d by the client; the simulator's process (mtbench) collected garbage %d times, paused %.3f ms",
-		spread(m.sched), spread(m.transit), spread(m.srv0), spread(m.cli0), spread(m.srv), spread(m.cli), m.lateSrv, m.lateCli, after.NumGC-before.NumGC, float64(after.PauseTotalNs-before.PauseTotalNs)/1e6)
+	sum += fmt.Sprintf("mtbench:     where (p50/p99/max ms): server send lateness %s; request transit %s (mtrun's side %s, the server's %s); first chunk held by the server %s, by the client %s; every chunk held by the server %s, by the client %s; chunks held over 1 ms: %d by the server, %d by the client; the simulator's process (mtbench) collected garbage %d times, paused %.3f ms",
+		spread(m.sched), spread(m.transit), spread(m.sendCli), spread(m.sendSrv), spread(m.srv0), spread(m.cli0), spread(m.srv), spread(m.cli), m.lateSrv, m.lateCli, after.NumGC-before.NumGC, float64(after.PauseTotalNs-before.PauseTotalNs)/1e6)
 	return &fidelityResult{matched: m, load: load, summary: sum, cliRQ: cliRQ, srvRQ: srvRQ}, nil
 }

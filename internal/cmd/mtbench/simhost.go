@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/rxstamp"
 	"github.com/mtkit/mtkit/internal/sim"
 )
 
@@ -38,11 +39,22 @@ func startSim(cfg sim.Config, withTap bool) (*simHost, error) {
 	}
 	h := &simHost{URL: "http://" + ln.Addr().String(), Server: s, done: make(chan struct{})}
 	var handler http.Handler = s
+	h.hs = &http.Server{ReadHeaderTimeout: 30 * time.Second}
 	if withTap {
 		h.tap = &tap{next: s, reqs: map[string][]*served{}}
 		handler = h.tap
+		// Requests are stamped with when they reached the server's
+		// socket too, which splits a request's transit into mtrun's
+		// side and the server's wake-up.
+		ln = stampListener{ln}
+		h.hs.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+			if sc, ok := c.(*rxstamp.Conn); ok {
+				ctx = context.WithValue(ctx, connKey{}, sc.R)
+			}
+			return ctx
+		}
 	}
-	h.hs = &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second}
+	h.hs.Handler = handler
 	go func() {
 		defer close(h.done)
 		_ = h.hs.Serve(ln)
@@ -60,11 +72,33 @@ func (h *simHost) close() {
 	<-h.done
 }
 
+// stampListener reads each TCP connection it accepts with the kernel's
+// receive stamps (rxstamp), where the system has them.
+type stampListener struct{ net.Listener }
+
+func (l stampListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	if r := rxstamp.New(c); r != nil {
+		return &rxstamp.Conn{Conn: c, R: r}, nil
+	}
+	return c, nil
+}
+
+// connKey is the context key of a tapped request's rxstamp.Reader.
+type connKey struct{}
+
 // served is what the server did for one request, in Unix nanoseconds of
 // the server's clock.
 type served struct {
-	recv   int64   // request handed to the handler (headers read)
-	stamps []int64 // sim_sent_ns of each token-bearing chunk, in order
+	// arrived is when the request's head reached the server's socket
+	// (the kernel's receive stamp of the read that brought it; 0: not
+	// known), before the server was scheduled to read it.
+	arrived int64
+	recv    int64   // request handed to the handler (headers read)
+	stamps  []int64 // sim_sent_ns of each token-bearing chunk, in order
 	// flushed is when the Flush after each token-bearing chunk returned:
 	// the chunk had been handed to the kernel (loopback delivers it within
 	// the write), so a chunk read after its stamp but before this time was
@@ -88,6 +122,9 @@ func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sv := &served{recv: recv, stamps: make([]int64, 0, 64), flushed: make([]int64, 0, 64)}
+	if rx, ok := r.Context().Value(connKey{}).(*rxstamp.Reader); ok {
+		sv.arrived = rx.Received().UnixNano()
+	}
 	t.next.ServeHTTP(&tapWriter{ResponseWriter: w, sv: sv}, r)
 	id := r.Header.Get("X-Session-ID")
 	t.mu.Lock()

@@ -1,10 +1,13 @@
-// Package openai is the OpenAI wire protocol as mtrun reads it: the
-// streamed (server-sent events) and whole chat and completions answers,
-// parsed chunk by chunk into a Response (ReadStream), with a fast path
-// for the chunk shapes servers send and encoding/json for the rest, and
-// the non-standard top-level fields servers add (TopLevelExtras); and the
-// request bodies (Body), written byte for byte as encoding/json would.
-// The replay package sends the requests and times the answers.
+// Package openai is the OpenAI wire protocol as mtrun speaks it, with no
+// state of a run: the request bodies (Body writes a Request byte for
+// byte as encoding/json would), the endpoints (BaseURL, API.Path, the
+// /v1/models list), error bodies (ErrorMessage, IsContextLengthError),
+// and the streamed (server-sent events) and whole chat and completions
+// answers, parsed chunk by chunk into a Response (ReadStream), with a
+// fast path for the chunk shapes servers send and encoding/json for the
+// rest, and the non-standard top-level fields servers add
+// (TopLevelExtras). The replay package sends the requests, chooses the
+// HTTP client and times the answers.
 package openai
 
 import (
@@ -251,7 +254,9 @@ func (r *Response) applyJSON(data []byte, now time.Time, streaming bool) error {
 // ReadStream parses a server-sent-events body: "data:" lines (with or
 // without a space), multi-line events, ":" comments, "event:"/"id:" lines,
 // CRLF, lines of any length and the final "[DONE]". Each event is stamped
-// with the time its last line was read. It returns when the stream ends;
+// with now() when its last data line is parsed (time.Now: when it was
+// read; httpwire.Response.Received: when its bytes arrived), and the end
+// with now() at the end of the body. It returns when the stream ends;
 // a stream that ends without [DONE] and without a finish reason is an error.
 func ReadStream(body io.Reader, resp *Response, now func() time.Time) error {
 	br := readerPool.Get().(*bufio.Reader)

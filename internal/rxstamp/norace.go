@@ -1,0 +1,5 @@
+//go:build !race
+
+package rxstamp
+
+const raceEnabled = false
