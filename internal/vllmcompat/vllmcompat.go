@@ -49,9 +49,12 @@ type Outputs struct {
 	requests []Request
 	log      io.Writer
 	// copies writes the records' copy for mtstats to the file copyPath;
-	// nil without Excel.
+	// nil without Excel, and after copyErr.
 	copies   record.Encoder
 	copyPath string
+	// copyErr is the copy's first write error: the copy stops, the run
+	// and its records go on, and Write reports it instead of the workbook.
+	copyErr error
 }
 
 // Collect returns enc, also keeping vLLM's row of every record (after the
@@ -96,24 +99,30 @@ type tee struct {
 }
 
 func (t *tee) Encode(r *record.Record) error {
-	if q, ok := RequestFrom(r); ok {
-		t.v.mu.Lock()
+	// The run's records first: the copy is only for the workbook, and
+	// its failure (a full $TMPDIR) must neither lose a record nor stop
+	// the run.
+	if err := t.enc.Encode(r); err != nil {
+		return err
+	}
+	q, ok := RequestFrom(r)
+	t.v.mu.Lock()
+	if ok {
 		t.v.requests = append(t.v.requests, q)
-		t.v.mu.Unlock()
-		if t.v.Verbose {
-			fmt.Fprintf(t.v.log, "mtrun: client %d conversation %s user turn %d: ttft_ms %.2f, tpot_ms %.2f, latency_ms %.2f, input_num_tokens %d, output_num_tokens %d\n",
-				q.ClientID, q.ConversationID, r.Turn, q.TTFTMs, q.TPOTMs, q.LatencyMs, q.InputNumTokens, q.OutputNumTokens)
-		}
 	}
 	if c := t.v.copies; c != nil {
-		t.v.mu.Lock()
-		err := c.Encode(r)
-		t.v.mu.Unlock()
-		if err != nil {
-			return fmt.Errorf("--excel-output: the records' copy %s: %w", t.v.copyPath, err)
+		if err := c.Encode(r); err != nil {
+			t.v.copyErr = fmt.Errorf("the records' copy %s: %w", t.v.copyPath, err)
+			c.Close()
+			t.v.copies = nil
 		}
 	}
-	return t.enc.Encode(r)
+	t.v.mu.Unlock()
+	if ok && t.v.Verbose {
+		fmt.Fprintf(t.v.log, "mtrun: client %d conversation %s user turn %d: ttft_ms %.2f, tpot_ms %.2f, latency_ms %.2f, input_num_tokens %d, output_num_tokens %d\n",
+			q.ClientID, q.ConversationID, r.Turn, q.TTFTMs, q.TPOTMs, q.LatencyMs, q.InputNumTokens, q.OutputNumTokens)
+	}
+	return nil
 }
 
 func (t *tee) Flush() error { return t.enc.Flush() }
@@ -144,6 +153,10 @@ func (v *Outputs) Write(conversations int, warmupSec *float64, now time.Time) er
 	}
 	if !v.Excel {
 		return nil
+	}
+	if v.copyErr != nil {
+		v.Remove()
+		return fmt.Errorf("--excel-output: no workbook: %w", v.copyErr)
 	}
 	name := fmt.Sprintf("statistics_%d_clients__%s.xlsx", v.Clients, now.Format("02-01-2006_15-04-05"))
 	if err := v.runMtstats(name, v.mtstatsArgs(name, conversations, warmupSec)); err != nil {

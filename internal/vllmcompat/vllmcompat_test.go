@@ -3,10 +3,17 @@ package vllmcompat
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mtkit/mtkit/internal/faultio"
+	"github.com/mtkit/mtkit/internal/record"
 )
 
 func FuzzParsePercentages(f *testing.F) {
@@ -79,5 +86,40 @@ func TestNilOutputs(t *testing.T) {
 	var v *Outputs
 	if err := v.Write(3, nil, time.Now()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCopyFailureKeepsRecords: when the workbook's copy of the records
+// cannot be written (a full $TMPDIR), every record still reaches the
+// run's records, Encode does not fail (the run goes on), and Write
+// reports the copy's error after writing the statistics JSON.
+func TestCopyFailureKeepsRecords(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var recs bytes.Buffer
+	v := &Outputs{Excel: true, StatsJSON: "stats.json", Clients: 1}
+	enc, err := v.Collect(record.NewJSONEncoder(&recs), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Remove()
+	v.copies = record.NewJSONEncoder(&faultio.FullDisk{W: io.Discard, N: 10})
+	const n = 5
+	for i := range n {
+		if err := enc.Encode(&record.Record{ConversationID: "c", Turn: i + 1}); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(recs.String(), "\n"); got != n {
+		t.Errorf("%d records written, want %d", got, n)
+	}
+	err = v.Write(1, nil, time.Now())
+	if err == nil || !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("Write: %v, want the copy's ENOSPC", err)
+	}
+	if _, serr := os.Stat("stats.json"); serr != nil {
+		t.Errorf("statistics JSON: %v", serr)
 	}
 }
