@@ -8,7 +8,8 @@
 // server's metrics split into local and external prefix-cache hits, the
 // same is given per tier.
 //
-// The pass is streaming: Add keeps a few numbers per request (48 bytes) and
+// The pass is streaming: Add keeps a few numbers per request (48 bytes, in
+// chunks) and
 // Result does the work in O(n log n): two sorts of the requests by time and
 // one sweep with a Fenwick tree over the time-ordered touches.
 // docs/mtstats.md ("Cache retention") defines every figure.
@@ -16,7 +17,6 @@ package retention
 
 import (
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/mtkit/mtkit/internal/record"
@@ -41,7 +41,8 @@ type Pass struct {
 	// runs holds each run's conversations, numbered from 0 across runs.
 	runs  map[string]*runConvs
 	nconv int32 // conversations numbered
-	reqs  []req
+	reqs  requests
+	later int // counted requests but first turns: about the rows of the analysis
 	// run is the last record's run: records come in runs of one run id.
 	run    string
 	runCur *runConvs
@@ -104,13 +105,44 @@ func (p *Pass) Add(r *record.Record, counted bool) {
 	if r.CachedTokens != nil {
 		q.cached = clamp32(*r.CachedTokens)
 	}
-	if len(p.reqs) == cap(p.reqs) {
-		// Double, where append grows a large slice by a quarter:
-		// fewer copies of what may be millions of requests.
-		p.reqs = slices.Grow(p.reqs, max(1024, len(p.reqs)))
+	if counted && !q.first {
+		p.later++
 	}
-	p.reqs = append(p.reqs, q)
+	p.reqs.add(q)
 }
+
+// requests is the requests of a Pass in chunks of chunkLen, so that
+// storing millions of them never copies them (a growing slice's copy
+// holds the old and the new array at once: 1.5 to 2 times its size).
+// Every chunk but the last is full; the first grows as a slice does,
+// so that a small input takes little memory.
+type requests struct {
+	chunks [][]req
+	n      int
+}
+
+// chunkLen is the requests of a chunk: 3 MB of them.
+const (
+	chunkBits = 16
+	chunkLen  = 1 << chunkBits
+)
+
+func (s *requests) add(q req) {
+	if s.n&(chunkLen-1) == 0 && s.n > 0 {
+		s.chunks = append(s.chunks, make([]req, 0, chunkLen))
+	} else if s.n == 0 {
+		s.chunks = append(s.chunks, nil)
+	}
+	c := &s.chunks[len(s.chunks)-1]
+	*c = append(*c, q)
+	s.n++
+}
+
+// len returns the number of requests.
+func (s *requests) len() int { return s.n }
+
+// at returns request i.
+func (s *requests) at(i int) *req { return &s.chunks[i>>chunkBits][i&(chunkLen-1)] }
 
 // conversation returns the number of r's conversation in the current run,
 // numbering it if it is new.
@@ -138,7 +170,7 @@ func (p *Pass) conversation(r *record.Record) int32 {
 }
 
 // Len returns the number of requests added (successful first choices).
-func (p *Pass) Len() int { return len(p.reqs) }
+func (p *Pass) Len() int { return p.reqs.len() }
 
 // tokens returns the server's count when it gave one, else the client's.
 func tokens(server *int64, client int64) int64 {

@@ -243,16 +243,16 @@ func TestTiers(t *testing.T) {
 		p.Add(&recs[i], true)
 	}
 	shared := p.sharedPrefixes()
-	reuses := distances(p.reqs, int(p.nconv), shared)
+	reuses := distances(&p.reqs, int(p.nconv), shared)
 	pos := map[int32]float64{}
-	for _, u := range reuses {
-		pos[u.i] = float64(u.tokens) + float64(p.reqs[u.prev].ctx)/2
+	for u := range reuses {
+		pos[u.i] = float64(u.tokens) + float64(p.reqs.at(int(u.prev)).ctx)/2
 	}
 	var ivs []TierInterval
-	for k := 0; k < len(p.reqs); k += 50 {
-		iv := TierInterval{Start: p.reqs[k].start - 1, End: p.reqs[min(k+50, len(p.reqs))-1].end}
-		for i := k; i < min(k+50, len(p.reqs)); i++ {
-			c := float64(p.reqs[i].cached)
+	for k := 0; k < p.reqs.len(); k += 50 {
+		iv := TierInterval{Start: p.reqs.at(k).start - 1, End: p.reqs.at(min(k+50, p.reqs.len()) - 1).end}
+		for i := k; i < min(k+50, p.reqs.len()); i++ {
+			c := float64(p.reqs.at(i).cached)
 			if pos[int32(i)] <= 10000 {
 				iv.Local += c
 			} else {
@@ -337,9 +337,9 @@ func TestConversationNumbers(t *testing.T) {
 		wantSeq = append(wantSeq, want[kk])
 		p.Add(&r, true)
 	}
-	for k := range p.reqs {
-		if p.reqs[k].conv != wantSeq[k] {
-			t.Fatalf("request %d: conversation %d, want %d", k, p.reqs[k].conv, wantSeq[k])
+	for k := range p.reqs.len() {
+		if p.reqs.at(k).conv != wantSeq[k] {
+			t.Fatalf("request %d: conversation %d, want %d", k, p.reqs.at(k).conv, wantSeq[k])
 		}
 	}
 	if int(p.nconv) != len(want) {
