@@ -34,7 +34,7 @@ func TestOptionsAfterFile(t *testing.T) {
 		{"a second file after the options", append(append([]string{in, "--records", "RECORDS"}, sim...), in), 2, -1},
 	} {
 		records := filepath.Join(dir, strings.Repeat("r", i+1)+".jsonl")
-		got := mtrun(t, "", nil, clitest.Subst(tc.args, "RECORDS", records)...)
+		got := runMtrun(t, "", nil, clitest.Subst(tc.args, "RECORDS", records)...)
 		if got.code != tc.code || got.stdout != "" {
 			t.Errorf("%s: exit %d, stdout %q; want %d and nothing\nstderr: %s", tc.name, got.code, got.stdout, tc.code, got.stderr)
 		}

@@ -43,7 +43,7 @@ func TestInferencePerfExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	recPath, convPath := filepath.Join(dir, "records.jsonl"), filepath.Join(dir, "convs.jsonl")
-	got := mtrun(t, "", nil, "--config", path, "--records", recPath, "-o", convPath, "--no-metrics", "-q")
+	got := runMtrun(t, "", nil, "--config", path, "--records", recPath, "-o", convPath, "--no-metrics", "-q")
 	if got.code != 0 {
 		t.Fatalf("exit %d: %s", got.code, got.stderr)
 	}
@@ -208,13 +208,13 @@ func TestConfigErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := mtrun(t, "", nil, tc.args...)
+			got := runMtrun(t, "", nil, tc.args...)
 			if got.code != 2 || !strings.Contains(got.stderr, tc.want) || got.stdout != "" {
 				t.Errorf("exit %d, stderr %q, stdout %q; want 2 and an error containing %q", got.code, got.stderr, got.stdout, tc.want)
 			}
 		})
 	}
-	got := mtrun(t, "", nil, "--config", multiTurnExample, "--dry-run", "--seed", "3")
+	got := runMtrun(t, "", nil, "--config", multiTurnExample, "--dry-run", "--seed", "3")
 	if got.code != 0 {
 		t.Fatalf("--dry-run: exit %d: %s", got.code, got.stderr)
 	}
@@ -246,7 +246,7 @@ func TestInferencePerfSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	recPath := filepath.Join(dir, "records.jsonl")
-	got := mtrun(t, "", nil, "--config", path, "--records", recPath, "--no-metrics", "-q")
+	got := runMtrun(t, "", nil, "--config", path, "--records", recPath, "--no-metrics", "-q")
 	if got.code != 0 {
 		t.Fatalf("exit %d: %s", got.code, got.stderr)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/record"
-	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/sim"
 )
 
@@ -206,7 +205,7 @@ func TestSIGTERM(t *testing.T) {
 	sig := make(chan os.Signal, 1)
 	done := make(chan invocation, 1)
 	go func() {
-		done <- mtrun(t, convJSONL(4, 3, 50), sig, "--url", srv.URL, "--tokenizer", "none", "--clients", "2",
+		done <- runMtrun(t, convJSONL(4, 3, 50), sig, "--url", srv.URL, "--tokenizer", "none", "--clients", "2",
 			"--request-timeout", "300", "--term-grace", "100ms", "--records", recPath, "-o", convOut)
 	}()
 	waitFor(t, "2 stalled requests", func() bool { st := srv.Server.Stats(); return st.Stalls >= 2 && st.Running == 2 })
@@ -263,7 +262,7 @@ func TestDiskFull(t *testing.T) {
 			case "manifest":
 				man = "/dev/full"
 			}
-			got := mtrun(t, convJSONL(30, 4, 8), nil, "--url", srv.URL, "--tokenizer", "none", "--clients", "4",
+			got := runMtrun(t, convJSONL(30, 4, 8), nil, "--url", srv.URL, "--tokenizer", "none", "--clients", "4",
 				"--records", recPath, "-o", convOut, "--manifest", man)
 			if got.code != command.ExitFailure || !strings.Contains(got.stderr, "no space left on device") {
 				t.Fatalf("exit %d, stderr %q; want 1 and the ENOSPC error", got.code, got.stderr)
@@ -304,26 +303,6 @@ func TestDiskFull(t *testing.T) {
 	}
 }
 
-// TestPrintSummaryWriteBlocked: time the sessions waited for the record
-// writer is reported, and only when there was some.
-func TestPrintSummaryWriteBlocked(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		blocked time.Duration
-		want    string
-	}{
-		{0, ""},
-		{1500 * time.Millisecond, "mtrun: the outputs were slower than the replay: sessions waited 1.5s for the record writer (lateness and think times include it)\n"},
-	} {
-		var b bytes.Buffer
-		printSummary(&b, &replay.Summary{RunID: "r", Model: "m", Requests: 3, WriteBlocked: tc.blocked}, 0)
-		_, rest, _ := strings.Cut(b.String(), "\n")
-		if rest != tc.want {
-			t.Errorf("blocked %v: %q, want %q", tc.blocked, rest, tc.want)
-		}
-	}
-}
-
 // TestOutputErrorsNamed: an output in a directory that does not exist is
 // named with its flag (issue 24: the error named the manifest's
 // temporary file), and the later errors of a failing run follow the
@@ -331,7 +310,7 @@ func TestPrintSummaryWriteBlocked(t *testing.T) {
 func TestOutputErrorsNamed(t *testing.T) {
 	t.Parallel()
 	srv := startSim(t, sim.Config{DecodePerToken: time.Millisecond})
-	got := mtrun(t, convJSONL(2, 2, 4), nil, "--url", srv.URL, "--tokenizer", "none", "--records", "/nonexistent/x.jsonl")
+	got := runMtrun(t, convJSONL(2, 2, 4), nil, "--url", srv.URL, "--tokenizer", "none", "--records", "/nonexistent/x.jsonl")
 	if got.code != command.ExitFailure || !strings.HasPrefix(got.stderr, "mtrun: --records /nonexistent/x.jsonl: ") || strings.Contains(got.stderr, ".manifest.json.") {
 		t.Errorf("exit %d, stderr %q; want 1 and the records path named", got.code, got.stderr)
 	}
@@ -341,7 +320,7 @@ func TestOutputErrorsNamed(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		return
 	}
-	got = mtrun(t, convJSONL(8, 2, 4), nil, "--url", srv.URL, "--tokenizer", "none", "--records", "/dev/full", "--quiet")
+	got = runMtrun(t, convJSONL(8, 2, 4), nil, "--url", srv.URL, "--tokenizer", "none", "--records", "/dev/full", "--quiet")
 	main, also := strings.Index(got.stderr, "mtrun: writing records: "), strings.Index(got.stderr, "mtrun: also: ")
 	if got.code != command.ExitFailure || main < 0 || also < 0 || also < main {
 		t.Errorf("exit %d, stderr %q; want the records error, then the also: lines", got.code, got.stderr)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/command"
+	"github.com/mtkit/mtkit/internal/mtrun"
 	"github.com/mtkit/mtkit/internal/sim"
 	"github.com/mtkit/mtkit/internal/vllmbook"
 	"github.com/mtkit/mtkit/internal/vllmcompat"
@@ -90,11 +91,11 @@ func mtrunBeside(t *testing.T, exe string, args ...string) invocation {
 	t.Helper()
 	var out, errb clitest.Buffer
 	s := command.Streams{In: strings.NewReader(""), Out: &out, Err: &errb}
-	runF := func(ctx context.Context, o *options, s command.Streams) error {
-		if o.vllm != nil {
-			o.vllm.Exe = exe
+	runF := func(ctx context.Context, o *mtrun.Options, s command.Streams) error {
+		if o.VLLM != nil {
+			o.VLLM.Exe = exe
 		}
-		return run(ctx, o, s)
+		return mtrun.Run(ctx, o, s)
 	}
 	code := command.Run(context.Background(), newApp(s, runF), append([]string{"mtrun"}, args...))
 	return invocation{code: code, stdout: out.String(), stderr: errb.String(), stdoutBytes: out.Bytes()}

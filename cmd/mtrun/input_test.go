@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/source"
 )
@@ -105,7 +104,7 @@ func TestInputFormats(t *testing.T) {
 			out := t.TempDir()
 			args := append([]string{"--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--quiet",
 				"--records", filepath.Join(out, "recs.jsonl")}, tc.extra...)
-			got := mtrun(t, stdin, nil, append(args, tc.path)...)
+			got := runMtrun(t, stdin, nil, append(args, tc.path)...)
 			if got.code != 0 {
 				t.Fatalf("exit %d: %s", got.code, got.stderr)
 			}
@@ -130,18 +129,18 @@ func TestInputFormats(t *testing.T) {
 // that lists the formats.
 func TestInputFormatFlag(t *testing.T) {
 	t.Parallel()
-	got := mtrun(t, "", nil, "--url", "http://127.0.0.1:1", "--input-format", "csv")
+	got := runMtrun(t, "", nil, "--url", "http://127.0.0.1:1", "--input-format", "csv")
 	if want := `mtrun: --input-format: unknown input format "csv": want one of ` + strings.Join(source.Names(), ", ") + "\n"; got.code != 2 || got.stderr != want || got.stdout != "" {
 		t.Errorf("unknown format: exit %d, stdout %q, stderr %q; want 2 and %q", got.code, got.stdout, got.stderr, want)
 	}
 	// OpenAI content parts are not conversation JSONL, but the converter
 	// reads them.
 	input := `{"id":"p1","messages":[{"role":"user","content":[{"type":"text","text":"q"}]},{"role":"assistant","content":"a"}]}` + "\n"
-	got = mtrun(t, input, nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--quiet")
+	got = runMtrun(t, input, nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--quiet")
 	if got.code != 2 || !strings.Contains(got.stderr, "stdin:1: messages.content") {
 		t.Errorf("detected as conversations: exit %d, stderr %q", got.code, got.stderr)
 	}
-	got = mtrun(t, input, nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--quiet", "--input-format", "openai")
+	got = runMtrun(t, input, nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--quiet", "--input-format", "openai")
 	if got.code != 0 {
 		t.Fatalf("--input-format openai: exit %d: %s", got.code, got.stderr)
 	}
@@ -156,7 +155,7 @@ func TestInputFormatFlag(t *testing.T) {
 func TestBadLineMidRun(t *testing.T) {
 	t.Parallel()
 	input := convJSONL(2, 1, 2) + `{"id":"bad","messages":[{"role":"user","content":"x","tokens":-1}]}` + "\n" + convJSONL(1, 1, 2)
-	got := mtrun(t, input, nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--quiet")
+	got := runMtrun(t, input, nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--quiet")
 	if got.code != 2 || !strings.Contains(got.stderr, "mtrun: stdin:3: messages[0].tokens: -1 is negative") {
 		t.Errorf("exit %d, stderr %q", got.code, got.stderr)
 	}
@@ -182,28 +181,4 @@ func init() {
 			return source.Slice(convs), err
 		},
 	})
-}
-
-// TestTimedInput: the options say whether the input's format carries
-// trace timestamps.
-func TestTimedInput(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		input string
-		timed bool
-	}{
-		{"#test-timed\na\nb\n", true},
-		{convJSONL(1, 1, 1), false},
-		{`{"id":"a","messages":[{"role":"user","content":"q","timestamp_ms":5}]}` + "\n", true},
-	} {
-		o := &options{input: "-", tokenizer: "none"}
-		in, err := openInput(o, command.Streams{In: strings.NewReader(tc.input), Err: io.Discard})
-		if err != nil {
-			t.Fatal(err)
-		}
-		in.Close()
-		if o.timed != tc.timed {
-			t.Errorf("%s: timed %v, want %v", in.Format.Name, o.timed, tc.timed)
-		}
-	}
 }

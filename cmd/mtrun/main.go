@@ -16,8 +16,9 @@ import (
 	"os"
 
 	"github.com/mtkit/mtkit/internal/command"
+	"github.com/mtkit/mtkit/internal/mtrun"
 )
 
 func main() {
-	os.Exit(command.Run(context.Background(), newApp(command.OSStreams(), run), os.Args))
+	os.Exit(command.Run(context.Background(), newApp(command.OSStreams(), mtrun.Run), os.Args))
 }

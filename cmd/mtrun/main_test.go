@@ -9,6 +9,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/command"
+	"github.com/mtkit/mtkit/internal/mtrun"
 )
 
 // invocation is the outcome of one mtrun run.
@@ -19,19 +20,19 @@ type invocation struct {
 	stdoutBytes []byte
 }
 
-// mtrun runs the command in-process with stdin, optional signals and args
+// runMtrun runs the command in-process with stdin, optional signals and args
 // (without the program name).
-func mtrun(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) invocation {
+func runMtrun(t *testing.T, stdin string, sig <-chan os.Signal, args ...string) invocation {
 	t.Helper()
 	var out, errb clitest.Buffer
 	s := command.Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Signals: sig}
-	code := command.Run(context.Background(), newApp(s, run), append([]string{"mtrun"}, args...))
+	code := command.Run(context.Background(), newApp(s, mtrun.Run), append([]string{"mtrun"}, args...))
 	return invocation{code: code, stdout: out.String(), stderr: errb.String(), stdoutBytes: out.Bytes()}
 }
 
 // parse returns the options mtrun parses from args (without the program
 // name), failing the test on a usage error; nothing runs.
-func parse(t *testing.T, args ...string) *options {
+func parse(t *testing.T, args ...string) *mtrun.Options {
 	t.Helper()
 	o, err := parseOptions(append([]string{"mtrun"}, args...))
 	if err != nil {
@@ -81,7 +82,7 @@ func TestGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := mtrun(t, tc.stdin, nil, tc.args...)
+			got := runMtrun(t, tc.stdin, nil, tc.args...)
 			if got.code != tc.code {
 				t.Errorf("exit code %d, want %d; stderr: %s", got.code, tc.code, got.stderr)
 			}

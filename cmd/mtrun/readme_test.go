@@ -10,7 +10,7 @@ import (
 // -update puts it in, as it rewrites testdata/help.stdout).
 func TestReadmeHelp(t *testing.T) {
 	t.Parallel()
-	got := mtrun(t, "", nil, "--help")
+	got := runMtrun(t, "", nil, "--help")
 	if got.code != 0 {
 		t.Fatalf("--help: exit %d, %s", got.code, got.stderr)
 	}

@@ -61,7 +61,7 @@ func TestRetentionCapacity(t *testing.T) {
 				slowtest.Skip(t)
 			}
 			t.Parallel()
-			got := mtrun(t, retentionConvs(tc.convs, 6, 150, 100), nil, "--sim",
+			got := runMtrun(t, retentionConvs(tc.convs, 6, 150, 100), nil, "--sim",
 				"--sim-config", fmt.Sprintf("preset=zero,cache=%d,block=16", tc.cache),
 				"--clients", "1", "--active", strconv.Itoa(tc.active), "--conversation-sampling", "random",
 				"--seed", "1", "--tokenizer", "none", "--quiet")

@@ -116,7 +116,7 @@ func TestRunOutputs(t *testing.T) {
 			if tc.records != "" {
 				args = append(args, "--records", filepath.Join(dir, tc.records))
 			}
-			got := mtrun(t, convJSONL(3, 3, 4), nil, args...)
+			got := runMtrun(t, convJSONL(3, 3, 4), nil, args...)
 			if got.code != 0 {
 				t.Fatalf("exit %d: %s", got.code, got.stderr)
 			}
@@ -185,7 +185,7 @@ func TestRunOutputs(t *testing.T) {
 // step: the first turn of every conversation goes first, as warmup.
 func TestRunSimAndWarmupStep(t *testing.T) {
 	t.Parallel()
-	got := mtrun(t, convJSONL(3, 2, 2), nil, "--sim", "--sim-config", "ttft=1ms,decode=1ms", "--warmup-step", "--tokenizer", "none", "--quiet")
+	got := runMtrun(t, convJSONL(3, 2, 2), nil, "--sim", "--sim-config", "ttft=1ms,decode=1ms", "--warmup-step", "--tokenizer", "none", "--quiet")
 	if got.code != 0 {
 		t.Fatalf("exit %d: %s", got.code, got.stderr)
 	}
@@ -225,7 +225,7 @@ func TestRunErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := mtrun(t, tc.stdin, nil, tc.args...)
+			got := runMtrun(t, tc.stdin, nil, tc.args...)
 			code := 1
 			if tc.name == "bad input" || tc.name == "empty input" {
 				code = 2 // a bad input is a usage error
@@ -281,7 +281,7 @@ func TestInterruptOnce(t *testing.T) {
 			sig := make(chan os.Signal, 2)
 			done := make(chan invocation, 1)
 			go func() {
-				done <- mtrun(t, convJSONL(6, 4, 8), sig, "--url", srv.URL, "--tokenizer", "none", "--clients", "3",
+				done <- runMtrun(t, convJSONL(6, 4, 8), sig, "--url", srv.URL, "--tokenizer", "none", "--clients", "3",
 					"--records", recPath, "-o", convOut)
 			}()
 			waitFor(t, "3 completed requests", func() bool {
@@ -336,7 +336,7 @@ func TestInterruptTwice(t *testing.T) {
 	sig := make(chan os.Signal, 2)
 	done := make(chan invocation, 1)
 	go func() {
-		done <- mtrun(t, convJSONL(4, 3, 200), sig, "--url", srv.URL, "--tokenizer", "none", "--clients", "3", "--records", recPath)
+		done <- runMtrun(t, convJSONL(4, 3, 200), sig, "--url", srv.URL, "--tokenizer", "none", "--clients", "3", "--records", recPath)
 	}()
 	waitFor(t, "3 requests running", func() bool { return srv.Server.Stats().Running == 3 })
 	// The signals are taken in order; the requests in flight stream for

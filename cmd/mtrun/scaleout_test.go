@@ -15,6 +15,7 @@ import (
 
 	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/command"
+	"github.com/mtkit/mtkit/internal/mtrun"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/segment"
@@ -198,9 +199,9 @@ func TestStartAt(t *testing.T) {
 	// The wait for --start-at reads a clock that is at the start: a
 	// loaded machine may reach it more than the 1 s allowed after the
 	// start (segment.TestWaitStart tests the wait and the refusal).
-	o.scale.start.Clock = atClock{start}
+	o.Scale.Start.Clock = atClock{start}
 	var errb clitest.Buffer
-	if err := run(context.Background(), o, command.Streams{In: strings.NewReader(""), Out: io.Discard, Err: &errb}); err != nil {
+	if err := mtrun.Run(context.Background(), o, command.Streams{In: strings.NewReader(""), Out: io.Discard, Err: &errb}); err != nil {
 		t.Fatalf("%v: %s", err, errb.String())
 	}
 	rs, err := readLenient(recs)
@@ -245,7 +246,7 @@ func runSplit(t *testing.T, args []string, n int) (whole string, segs []string) 
 	}
 	args = append([]string{"--url", srv.URL, "--tokenizer", "none", "--quiet"}, args...)
 	whole = filepath.Join(dir, "whole.jsonl")
-	if got := mtrun(t, "", nil, append(args, "--run-id", "whole", "--records", whole, in)...); got.code != 0 {
+	if got := runMtrun(t, "", nil, append(args, "--run-id", "whole", "--records", whole, in)...); got.code != 0 {
 		t.Fatalf("unsegmented run: exit %d: %s", got.code, got.stderr)
 	}
 	type proc struct {

@@ -12,61 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/command"
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/mtstats"
 	"github.com/mtkit/mtkit/internal/record"
-	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/report"
 	"github.com/mtkit/mtkit/internal/schedule"
 	"github.com/mtkit/mtkit/internal/stats"
 )
-
-// TestChooseSchedule covers which schedule a run gets from its flags and
-// input.
-func TestChooseSchedule(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name    string
-		timed   bool
-		loop    bool
-		flags   scheduleFlags
-		want    schedule.Schedule
-		wantErr string
-	}{
-		{"default", false, false, scheduleFlags{clients: 1}, schedule.Closed{Clients: 1}, ""},
-		{"clients", false, false, scheduleFlags{clients: 2, active: 6}, schedule.Closed{Clients: 2, Sessions: 6}, ""},
-		{"rate", false, false, scheduleFlags{clients: 1, rate: 4, poisson: true}, schedule.Rate{PerSecond: 4, Poisson: true}, ""},
-		{"users", false, false, scheduleFlags{users: 4, userGap: time.Second, explicit: true}, schedule.UserGap{N: 4, Gap: time.Second}, ""},
-		{"users on a timed input", true, false, scheduleFlags{users: 2, userGap: time.Second, explicit: true}, schedule.UserGap{N: 2, Gap: time.Second}, ""},
-		{"timed input", true, false, scheduleFlags{}, schedule.Trace{}, ""},
-		{"timed input scaled", true, false, scheduleFlags{timeScale: 0.1}, schedule.Trace{Scale: 0.1}, ""},
-		{"timed input with --clients", true, false, scheduleFlags{clients: 3, explicit: true}, schedule.Closed{Clients: 3}, ""},
-		{"timed input with --rate", true, false, scheduleFlags{rate: 2, explicit: true}, schedule.Rate{PerSecond: 2}, ""},
-		{"timed input looped", true, true, scheduleFlags{}, nil, "--loop: the trace clock replays the trace once"},
-		{"time scale without timestamps", false, false, scheduleFlags{timeScale: 0.5}, nil, "has no trace timestamps"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			o := &options{input: "in.jsonl", timed: tc.timed, sched: tc.flags}
-			o.replay.Loop = tc.loop
-			err := o.chooseSchedule()
-			if tc.wantErr != "" {
-				var exit *command.ExitError
-				if !errors.As(err, &exit) || exit.Code != command.ExitUsage || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want a usage error with %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if o.replay.Schedule != tc.want {
-				t.Errorf("schedule %#v, want %#v", o.replay.Schedule, tc.want)
-			}
-		})
-	}
-}
 
 // runStart is the earliest intended send time of the records (offset 0
 // of every schedule tested here).
@@ -93,7 +46,7 @@ func TestUserCentricSim(t *testing.T) {
 	}
 	recsPath := filepath.Join(dir, "recs.jsonl")
 	const users, gap = 3, 30 * time.Millisecond
-	got := mtrun(t, "", nil, "--sim", "--sim-config", "ttft=2ms,decode=1ms", "--tokenizer", "none", "--quiet",
+	got := runMtrun(t, "", nil, "--sim", "--sim-config", "ttft=2ms,decode=1ms", "--tokenizer", "none", "--quiet",
 		"--users", "3", "--user-gap", gap.String(), "--records", recsPath, in)
 	if got.code != 0 {
 		t.Fatalf("exit %d: %s", got.code, got.stderr)
@@ -166,11 +119,10 @@ func TestTraceClockSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	recsPath := filepath.Join(dir, "recs.jsonl")
-	var errb clitest.Buffer
-	o := &options{input: in, tokenizer: "none", records: recsPath, sim: true, simSpec: "ttft=2ms,decode=1ms",
-		quiet: true, timed: true, sched: scheduleFlags{timeScale: 0.5}, replay: replay.Options{Stream: true, IncludeUsage: true}}
-	if err := run(context.Background(), o, command.Streams{Out: &errb, Err: &errb}); err != nil {
-		t.Fatalf("run: %v; %s", err, errb.String())
+	got := runMtrun(t, "", nil, "--tokenizer", "none", "--records", recsPath, "--sim", "--sim-config", "ttft=2ms,decode=1ms",
+		"--quiet", "--time-scale", "0.5", in)
+	if got.code != 0 {
+		t.Fatalf("exit %d: %s", got.code, got.stderr)
 	}
 	recs := readFiles(t, recsPath)
 	if len(recs) != 6 {
@@ -228,12 +180,12 @@ func TestScheduleWiring(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			o := parse(t, tc.args...)
-			o.timed = tc.timed
-			if err := o.chooseSchedule(); err != nil {
+			o.Timed = tc.timed
+			if err := o.ChooseSchedule(); err != nil {
 				t.Fatal(err)
 			}
-			if r := o.replay; r.Schedule != tc.want || o.scheduleName() != tc.named {
-				t.Errorf("schedule %#v named %q; want %#v named %q", r.Schedule, o.scheduleName(), tc.want, tc.named)
+			if r := o.Replay; r.Schedule != tc.want || o.ScheduleName() != tc.named {
+				t.Errorf("schedule %#v named %q; want %#v named %q", r.Schedule, o.ScheduleName(), tc.want, tc.named)
 			}
 		})
 	}
@@ -261,13 +213,13 @@ func TestSegmentWiring(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			o := parse(t, append(tc.args, "--run-id", "r")...)
-			if err := o.chooseSchedule(); err != nil {
+			if err := o.ChooseSchedule(); err != nil {
 				t.Fatal(err)
 			}
-			if err := o.scale.apply(o); err != nil {
+			if err := o.ApplySegment(); err != nil {
 				t.Fatal(err)
 			}
-			r := o.replay
+			r := o.Replay
 			if r.Shard != 1 || r.Segment != 1 || r.Segments != 3 || r.RunID != "r" {
 				t.Errorf("shard %d, segment %d of %d, run %q; want 1, 1 of 3, r", r.Shard, r.Segment, r.Segments, r.RunID)
 			}

@@ -236,7 +236,7 @@ func noSecretInOutputs(t *testing.T, keyFlag bool) {
 				}
 				args = append(args, a)
 			}
-			got := mtrun(t, convJSONL(4, 3, 8), nil, args...)
+			got := runMtrun(t, convJSONL(4, 3, 8), nil, args...)
 			outputs := map[string][]byte{"stdout": got.stdoutBytes, "stderr": []byte(got.stderr)}
 			var files []string // every file, the parts of r.parquet/ included
 			filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {

@@ -34,7 +34,7 @@ func TestStagesUsage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := mtrun(t, "", nil, append([]string{"--url", "http://127.0.0.1:1"}, tc.args...)...)
+			got := runMtrun(t, "", nil, append([]string{"--url", "http://127.0.0.1:1"}, tc.args...)...)
 			if got.code != 2 || got.stdout != "" || !strings.HasPrefix(got.stderr, "mtrun: ") || strings.Count(got.stderr, "\n") != 1 {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line on stderr", got.code, got.stdout, got.stderr)
 			}
@@ -67,14 +67,14 @@ func TestStagesWiring(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			o := parse(t, tc.args...)
-			if err := o.chooseSchedule(); err != nil {
+			if err := o.ChooseSchedule(); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(schedule.Schedule(tc.want), o.replay.Schedule); diff != "" {
+			if diff := cmp.Diff(schedule.Schedule(tc.want), o.Replay.Schedule); diff != "" {
 				t.Errorf("schedule (-want +got):\n%s", diff)
 			}
-			if !o.replay.Loop || o.scheduleName() != "stages" {
-				t.Errorf("loop %v, schedule name %q; want a loop named stages", o.replay.Loop, o.scheduleName())
+			if !o.Replay.Loop || o.ScheduleName() != "stages" {
+				t.Errorf("loop %v, schedule name %q; want a loop named stages", o.Replay.Loop, o.ScheduleName())
 			}
 		})
 	}

@@ -47,7 +47,7 @@ func TestSweepUsage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := mtrun(t, "", nil, append([]string{"--url", "http://127.0.0.1:1"}, tc.args...)...)
+			got := runMtrun(t, "", nil, append([]string{"--url", "http://127.0.0.1:1"}, tc.args...)...)
 			if got.code != 2 || got.stdout != "" || !strings.HasPrefix(got.stderr, "mtrun: ") || !strings.Contains(got.stderr, tc.want) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", got.code, got.stdout, got.stderr, tc.want)
 			}
@@ -87,28 +87,28 @@ func TestSweepWiring(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			o := parse(t, tc.args...)
-			if err := o.chooseSchedule(); err != nil {
+			if err := o.ChooseSchedule(); err != nil {
 				t.Fatal(err)
 			}
-			sw := o.stage.sweep
+			sw := o.Stage.Sweep
 			if sw == nil {
 				t.Fatal("no sweep")
 			}
-			if diff := cmp.Diff(tc.want, sw.planner); diff != "" {
+			if diff := cmp.Diff(tc.want, sw.Planner); diff != "" {
 				t.Errorf("planner (-want +got):\n%s", diff)
 			}
-			if len(sw.objectives) != tc.objs {
-				t.Errorf("%d objectives, want %d", len(sw.objectives), tc.objs)
+			if len(sw.Objectives) != tc.objs {
+				t.Errorf("%d objectives, want %d", len(sw.Objectives), tc.objs)
 			}
-			first, ok := sw.planner.Next(nil)
+			first, ok := sw.Planner.Next(nil)
 			if !ok {
 				t.Fatal("the planner plans no stage")
 			}
-			if diff := cmp.Diff(tc.sched, o.staged([]sweep.Stage{first}, 1)); diff != "" {
+			if diff := cmp.Diff(tc.sched, o.Staged([]sweep.Stage{first}, 1)); diff != "" {
 				t.Errorf("first stage's schedule (-want +got):\n%s", diff)
 			}
-			if _, closed := o.replay.Schedule.(schedule.Closed); !closed || o.scheduleName() != "sweep" {
-				t.Errorf("run schedule %#v named %q; want the closed loop of --clients (each stage replaces it) named sweep", o.replay.Schedule, o.scheduleName())
+			if _, closed := o.Replay.Schedule.(schedule.Closed); !closed || o.ScheduleName() != "sweep" {
+				t.Errorf("run schedule %#v named %q; want the closed loop of --clients (each stage replaces it) named sweep", o.Replay.Schedule, o.ScheduleName())
 			}
 		})
 	}
@@ -125,7 +125,7 @@ func TestSweepLoop(t *testing.T) {
 	capPath := filepath.Join(t.TempDir(), "capacity.json")
 	o := parse(t, "--sweep", "clients", "--stage-duration", "2s", "--stage-warmup", "1s", "--sweep-stages", "5", "--capacity", capPath)
 	var firstConv []string
-	o.replayRun = func(_, _ context.Context, ro replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error) {
+	o.ReplayRun = func(_, _ context.Context, ro replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error) {
 		st := ro.Schedule.(schedule.Staged)
 		c, _ := src.Next()
 		firstConv = append(firstConv, c.ID)
@@ -150,7 +150,7 @@ func TestSweepLoop(t *testing.T) {
 		convs[i] = conv.Conversation{ID: fmt.Sprint("c", i), Messages: []conv.Message{{Role: conv.RoleUser, Content: "q"}}}
 	}
 	var errb strings.Builder
-	sum, err := o.replayLoad(context.Background(), context.Background(), source.Slice(convs), replay.Sink{Records: out}, &errb)
+	sum, err := o.ReplayLoad(context.Background(), context.Background(), source.Slice(convs), replay.Sink{Records: out}, &errb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestSweepActiveLoop(t *testing.T) {
 	const ctx, cacheTokens = 1000, 40000
 	capPath := filepath.Join(t.TempDir(), "capacity.json")
 	o := parse(t, "--sweep", "active", "--clients", "4", "--stage-duration", "2s", "--stage-warmup", "1s", "--capacity", capPath, "--no-metrics")
-	o.replayRun = func(_, _ context.Context, ro replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error) {
+	o.ReplayRun = func(_, _ context.Context, ro replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error) {
 		st := ro.Schedule.(schedule.Staged)
 		if st.Lanes != 4 || len(st.Levels) != 1 {
 			t.Errorf("stage schedule %+v, want 4 lanes and one level", st)
@@ -256,7 +256,7 @@ func TestSweepActiveLoop(t *testing.T) {
 	out := encoderFunc(func(*record.Record) error { return nil })
 	convs := []conv.Conversation{{ID: "c", Messages: []conv.Message{{Role: conv.RoleUser, Content: "q"}}}}
 	var errb strings.Builder
-	if _, err := o.replayLoad(context.Background(), context.Background(), source.Slice(convs), replay.Sink{Records: out}, &errb); err != nil {
+	if _, err := o.ReplayLoad(context.Background(), context.Background(), source.Slice(convs), replay.Sink{Records: out}, &errb); err != nil {
 		t.Fatal(err)
 	}
 	c := readCapacity(t, capPath)

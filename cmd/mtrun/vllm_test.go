@@ -117,7 +117,7 @@ func TestVLLMReadmeCommands(t *testing.T) {
 					args[1] = srv.URL
 				}
 			}
-			got := mtrun(t, "", nil, args...)
+			got := runMtrun(t, "", nil, args...)
 			if got.code != 0 {
 				t.Fatalf("mtrun %s: exit %d: %s", strings.Join(args, " "), got.code, got.stderr)
 			}
@@ -198,7 +198,7 @@ func TestVLLMFlagMeanings(t *testing.T) {
 			if tc.name == "model and served name" {
 				args = slices.DeleteFunc(args, func(s string) bool { return s == "--tokenizer" || s == "o200k_base" })
 			}
-			got := mtrun(t, "", nil, args...)
+			got := runMtrun(t, "", nil, args...)
 			if got.code != 0 {
 				t.Fatalf("exit %d: %s", got.code, got.stderr)
 			}
@@ -232,7 +232,7 @@ func TestVLLMFlagErrors(t *testing.T) {
 		{[]string{"--request-timeout-sec", "10", "--request-timeout", "10"}, "exclude each other"},
 		{[]string{"--warmup-percentages", "0%,100%"}, "not a percentage"},
 	} {
-		got := mtrun(t, "", nil, append([]string{"--url", "http://127.0.0.1:1"}, tc.args...)...)
+		got := runMtrun(t, "", nil, append([]string{"--url", "http://127.0.0.1:1"}, tc.args...)...)
 		if got.code != 2 || !strings.Contains(got.stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, got.code, got.stderr, tc.want)
 		}
@@ -357,7 +357,7 @@ func rowAt(rows [][]string, i int) []string {
 func TestSimServesNamedModel(t *testing.T) {
 	t.Parallel()
 	for _, flag := range []string{"--served-model-name", "--model"} {
-		got := mtrun(t, convJSONL(2, 2, 4), nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--quiet", flag, "llama")
+		got := runMtrun(t, convJSONL(2, 2, 4), nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--quiet", flag, "llama")
 		if got.code != 0 {
 			t.Fatalf("%s llama: exit %d: %s", flag, got.code, got.stderr)
 		}
@@ -378,7 +378,7 @@ func TestSimServesNamedModel(t *testing.T) {
 // summary said nothing).
 func TestSummaryVerifyOutput(t *testing.T) {
 	t.Parallel()
-	got := mtrun(t, convJSONL(3, 2, 4), nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--verify-output", "--max-concurrency", "1", "--clients", "1")
+	got := runMtrun(t, convJSONL(3, 2, 4), nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--verify-output", "--max-concurrency", "1", "--clients", "1")
 	if got.code != 0 {
 		t.Fatalf("exit %d: %s", got.code, got.stderr)
 	}
@@ -392,7 +392,7 @@ func TestSummaryVerifyOutput(t *testing.T) {
 // mtrun said "14 finished, 21 unfinished", mtstats "completed 35").
 func TestConversationVocabulary(t *testing.T) {
 	t.Parallel()
-	got := mtrun(t, convJSONL(6, 3, 4), nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--clients", "1", "--max-requests", "10")
+	got := runMtrun(t, convJSONL(6, 3, 4), nil, "--sim", "--sim-config", "preset=zero", "--tokenizer", "none", "--clients", "1", "--max-requests", "10")
 	if got.code != 0 {
 		t.Fatalf("exit %d: %s", got.code, got.stderr)
 	}

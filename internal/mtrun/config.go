@@ -1,4 +1,4 @@
-package main
+package mtrun
 
 import (
 	"errors"
@@ -30,16 +30,16 @@ type configFile struct {
 // the input, as if given as FILE; an inference-perf config sets the
 // input, the load and the server settings the command line leaves alone.
 // positional are the arguments after the options.
-func (v *flagValues) applyConfig(positional []string, o *options) error {
-	o.cfg = configFile{path: v.config, dryRun: v.dryRun}
-	path := v.config
+func (v *Flags) applyConfig(positional []string, o *Options) error {
+	o.cfg = configFile{path: v.Config, dryRun: v.DryRun}
+	path := v.Config
 	if path == "" {
-		if v.dryRun {
+		if v.DryRun {
 			return command.Usagef("--dry-run prints the plan of an inference-perf --config; give one")
 		}
 		return nil
 	}
-	if len(positional) > 0 || v.given(&v.input) {
+	if len(positional) > 0 || v.Given(&v.Input) {
 		return command.Usagef("--config %s is the workload; give no input file with it", path)
 	}
 	data, err := os.ReadFile(path)
@@ -49,7 +49,7 @@ func (v *flagValues) applyConfig(positional []string, o *options) error {
 	o.input = path
 	head := data[:min(len(data), source.DetectBytes)]
 	if g, ok := source.Lookup("generate"); ok && g.Detect(path, head) {
-		if v.dryRun {
+		if v.DryRun {
 			return command.Usagef("--dry-run: %s is vLLM's generate_conversations config, whose plan mtgen --stats shows; --dry-run is for inference-perf configs", path)
 		}
 		o.inputFmt = "generate"
@@ -63,43 +63,43 @@ func (v *flagValues) applyConfig(positional []string, o *options) error {
 		return command.Exit(command.ExitUsage, err)
 	}
 	// The load is the file's.
-	if f := v.firstGiven(&v.rate, &v.arrival, &v.clients, &v.active, &v.users, &v.userGap, &v.stages, &v.sweep,
-		&v.maxConcurrency, &v.loop, &v.thinkTime, &v.requestRate, &v.warmupStep, &v.timeScale, &v.inputFormat); f != "" {
-		return command.Usagef("--%s: the load is set by the inference-perf config %s (load.stages); drop one", f, path)
+	if f := v.FirstGiven(&v.Rate, &v.Arrival, &v.Clients, &v.Active, &v.Users, &v.UserGap, &v.Stages, &v.Sweep,
+		&v.MaxConcurrency, &v.Loop, &v.ThinkTime, &v.RequestRate, &v.WarmupStep, &v.TimeScale, &v.InputFormat); f != "" {
+		return command.Usagef("--%s: the load is set by the inference-perf config %s (load.Stages); drop one", f, path)
 	}
 	o.cfg.iperf, o.inputFmt = cfg, "inference-perf"
-	o.warnings = append(o.warnings, cfg.Notes...)
+	o.Warnings = append(o.Warnings, cfg.Notes...)
 	return v.applyInferencePerf(o, cfg)
 }
 
 // applyInferencePerf takes the settings of cfg the command line does not
 // give (see docs/inference-perf.md).
-func (v *flagValues) applyInferencePerf(o *options, cfg *inferenceperf.Config) error {
-	r := &o.replay
-	unset := func(dsts ...any) bool { return v.firstGiven(dsts...) == "" }
-	r.IgnoreEOS = v.ignoreEOS || unset(&v.ignoreEOS) && (!cfg.HasServer || cfg.Server.IgnoreEOS)
+func (v *Flags) applyInferencePerf(o *Options, cfg *inferenceperf.Config) error {
+	r := &o.Replay
+	unset := func(dsts ...any) bool { return v.FirstGiven(dsts...) == "" }
+	r.IgnoreEOS = v.IgnoreEOS || unset(&v.IgnoreEOS) && (!cfg.HasServer || cfg.Server.IgnoreEOS)
 	switch s := cfg.Server; {
 	case !cfg.HasServer:
 	case o.sim:
-		o.warnings = append(o.warnings, fmt.Sprintf("--sim: the server of %s (%s, model %q) is not used", cfg.File, s.BaseURL, s.ModelName))
+		o.Warnings = append(o.Warnings, fmt.Sprintf("--sim: the server of %s (%s, model %q) is not used", cfg.File, s.BaseURL, s.ModelName))
 	default:
-		if unset(&v.url) {
+		if unset(&v.URL) {
 			r.URL = s.BaseURL
 		}
-		if s.ModelName != "" && unset(&v.model, &v.servedModel) {
+		if s.ModelName != "" && unset(&v.Model, &v.ServedModel) {
 			r.Model = s.ModelName
 		}
-		if s.APIKey != "" && unset(&v.apiKey) {
+		if s.APIKey != "" && unset(&v.APIKey) {
 			r.APIKey = s.APIKey
 		}
 	}
-	if unset(&v.api) {
+	if unset(&v.API) {
 		r.API = openai.APICompletions
 		if cfg.API.Chat {
 			r.API = openai.APIChat
 		}
 	}
-	if unset(&v.noStream) {
+	if unset(&v.NoStream) {
 		r.Stream = cfg.API.Streaming
 	}
 	if len(cfg.API.Headers) > 0 && r.Headers == nil {
@@ -118,16 +118,16 @@ func (v *flagValues) applyInferencePerf(o *options, cfg *inferenceperf.Config) e
 	if n := cfg.API.SessionTokenHeader; n != "" {
 		r.SessionTokens = append(r.SessionTokens, n)
 	}
-	if cfg.Load.RequestTimeout > 0 && unset(&v.requestTimeout, &v.vllmRequestTimeout) {
+	if cfg.Load.RequestTimeout > 0 && unset(&v.RequestTimeout, &v.VLLMRequestTimeout) {
 		r.RequestTimeout = cfg.Load.RequestTimeout
 	}
-	if unset(&v.maxRetries) {
+	if unset(&v.MaxRetries) {
 		r.MaxRetries = 0 // inference-perf does not retry
 	}
-	if cfg.MetricsInterval > 0 && unset(&v.metricsInterval) {
+	if cfg.MetricsInterval > 0 && unset(&v.MetricsInterval) {
 		o.metrics.interval = cfg.MetricsInterval
 	}
-	if cfg.Tokenizer != "" && unset(&v.tokenizer) {
+	if cfg.Tokenizer != "" && unset(&v.Tokenizer) {
 		o.tokenizer = modelTokenizer("tokenizer.pretrained_model_name_or_path", cfg.Tokenizer, o, true)
 	}
 	return nil
@@ -136,35 +136,35 @@ func (v *flagValues) applyInferencePerf(o *options, cfg *inferenceperf.Config) e
 // usePlan takes the plan of an inference-perf config's input: its
 // schedule, its cap on sessions in progress and its stages (each
 // record's stage_load is requests=RATE).
-func (o *options) usePlan(in *source.Input) {
+func (o *Options) usePlan(in *source.Input) {
 	p, ok := in.Source.(*source.Planned)
 	if !ok {
 		return
 	}
 	o.cfg.plan = p.Plan
-	o.replay.MaxInFlight = p.Plan.MaxInFlight
-	o.stage.stages = nil
+	o.Replay.MaxInFlight = p.Plan.MaxInFlight
+	o.Stage.Stages = nil
 	if !p.Plan.Probe { // a sweep's stages are known after its probe
-		o.stage.stages = stagerun.RequestStages(p.Plan.Stages)
+		o.Stage.Stages = stagerun.RequestStages(p.Plan.Stages)
 	}
 }
 
 // dryRun prints the plan and what the command line made of it.
-func (o *options) dryRun(w io.Writer) error {
+func (o *Options) dryRun(w io.Writer) error {
 	p := o.cfg.plan
 	if p == nil {
 		return errors.New("--dry-run: no plan") // applyConfig let a generate config through: a bug
 	}
-	url := o.replay.URL
+	url := o.Replay.URL
 	if o.sim {
 		url = "the built-in simulator (--sim)"
 	}
-	model := o.replay.Model
+	model := o.Replay.Model
 	if model == "" {
 		model = "the first id of /v1/models"
 	}
 	if _, err := fmt.Fprintf(w, "mtrun: %s, model %s, api %s, stream %t, ignore_eos %t, max retries %d, tokenizer %s\n",
-		url, model, o.replay.API, o.replay.Stream, o.replay.IgnoreEOS, o.replay.MaxRetries, p.Tokenizer); err != nil {
+		url, model, o.Replay.API, o.Replay.Stream, o.Replay.IgnoreEOS, o.Replay.MaxRetries, p.Tokenizer); err != nil {
 		return err
 	}
 	return p.Describe(w)

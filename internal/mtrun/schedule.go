@@ -1,4 +1,4 @@
-package main
+package mtrun
 
 import (
 	"time"
@@ -24,10 +24,10 @@ type scheduleFlags struct {
 }
 
 // scheduleFlags checks the schedule flags.
-func (v *flagValues) scheduleFlags() (scheduleFlags, error) {
-	f := scheduleFlags{clients: v.clients, active: v.active, rate: v.rate, users: v.users, userGap: v.userGap, timeScale: v.timeScale}
-	rate, clients, scaled := v.given(&v.rate), v.given(&v.clients) || v.given(&v.active), v.given(&v.timeScale)
-	f.explicit = rate || clients || v.given(&v.users)
+func (v *Flags) scheduleFlags() (scheduleFlags, error) {
+	f := scheduleFlags{clients: v.Clients, active: v.Active, rate: v.Rate, users: v.Users, userGap: v.UserGap, timeScale: v.TimeScale}
+	rate, clients, scaled := v.Given(&v.Rate), v.Given(&v.Clients) || v.Given(&v.Active), v.Given(&v.TimeScale)
+	f.explicit = rate || clients || v.Given(&v.Users)
 	switch {
 	case f.rate < 0:
 		return f, command.Usagef("--rate %g is negative", f.rate)
@@ -35,17 +35,17 @@ func (v *flagValues) scheduleFlags() (scheduleFlags, error) {
 		return f, command.Usagef("--users %d is negative", f.users)
 	case f.userGap < 0:
 		return f, command.Usagef("--user-gap %s is negative", f.userGap)
-	case v.given(&v.users) && f.users == 0:
+	case v.Given(&v.Users) && f.users == 0:
 		return f, command.Usagef("--users 0: give at least one user")
 	case f.users > 0 && f.userGap == 0:
 		return f, command.Usagef("--users needs --user-gap (the time between a user's turns, e.g. 2s)")
-	case f.users == 0 && v.given(&v.userGap) && !v.given(&v.stages) && !v.given(&v.sweep):
+	case f.users == 0 && v.Given(&v.UserGap) && !v.Given(&v.Stages) && !v.Given(&v.Sweep):
 		return f, command.Usagef("--user-gap needs --users (or users stages)")
 	case f.users > 0 && rate:
 		return f, command.Usagef("--users and --rate exclude each other (user-centric gaps or open-loop arrivals)")
 	case f.users > 0 && clients:
 		return f, command.Usagef("--users and --clients/--active exclude each other (each of --users users works on one conversation at a time)")
-	case f.users > 0 && (v.given(&v.thinkTime) || v.given(&v.requestRate)):
+	case f.users > 0 && (v.Given(&v.ThinkTime) || v.Given(&v.RequestRate)):
 		return f, command.Usagef("--users sends each user's turns --user-gap apart; --think-time and --request-rate do not apply")
 	case scaled && f.timeScale <= 0:
 		return f, command.Usagef("--time-scale %g: want a factor above 0 (0.1 replays ten times faster)", f.timeScale)
@@ -55,35 +55,35 @@ func (v *flagValues) scheduleFlags() (scheduleFlags, error) {
 	return f, nil
 }
 
-// chooseSchedule sets the replay's schedule once the input is known:
+// ChooseSchedule sets the replay's schedule once the input is known:
 // --users gives user-centric gaps; a timed input (trace timestamps) is
 // replayed on the trace clock unless --rate, --users or --clients was
 // given; otherwise --rate gives open-loop arrivals and --clients and
 // --active closed-loop users (also a sweep's, whose stages replace it).
-func (o *options) chooseSchedule() error {
+func (o *Options) ChooseSchedule() error {
 	f := o.sched
 	switch {
 	case o.cfg.plan != nil:
-		o.replay.Schedule = o.cfg.plan.Schedule // an inference-perf config's (config.go)
-	case o.stage.sweep != nil:
+		o.Replay.Schedule = o.cfg.plan.Schedule // an inference-perf config's (config.go)
+	case o.Stage.Sweep != nil:
 		// replayLoad gives each stage its schedule (sweep.go).
-	case len(o.stage.stages) > 0:
-		o.replay.Schedule = o.staged(o.stage.stages, 1)
-		o.replay.Loop = true // conversations recycle until the last stage ends
+	case len(o.Stage.Stages) > 0:
+		o.Replay.Schedule = o.Staged(o.Stage.Stages, 1)
+		o.Replay.Loop = true // conversations recycle until the last stage ends
 	case f.users > 0:
-		o.replay.Schedule = schedule.UserGap{N: f.users, Gap: f.userGap}
-	case o.timed && !f.explicit:
-		if o.replay.Loop {
+		o.Replay.Schedule = schedule.UserGap{N: f.users, Gap: f.userGap}
+	case o.Timed && !f.explicit:
+		if o.Replay.Loop {
 			return command.Usagef("--loop: the trace clock replays the trace once; give --rate or --clients to loop over a trace's sessions")
 		}
-		o.replay.Schedule = schedule.Trace{Scale: max(f.timeScale, 0)}
+		o.Replay.Schedule = schedule.Trace{Scale: max(f.timeScale, 0)}
 	case f.timeScale > 0:
 		return command.Usagef("--time-scale: %s has no trace timestamps (it is for timed inputs such as production traces)", o.input)
 	}
-	if o.replay.Schedule == nil {
-		o.replay.Schedule = f.closed()
+	if o.Replay.Schedule == nil {
+		o.Replay.Schedule = f.closed()
 		if f.rate > 0 {
-			o.replay.Schedule = schedule.Rate{PerSecond: f.rate, Poisson: f.poisson, Seed: o.replay.RandSeed}
+			o.Replay.Schedule = schedule.Rate{PerSecond: f.rate, Poisson: f.poisson, Seed: o.Replay.RandSeed}
 		}
 	}
 	return nil
@@ -94,10 +94,10 @@ func (f scheduleFlags) closed() schedule.Closed {
 	return schedule.Closed{Clients: f.clients, Sessions: f.active}
 }
 
-// scheduleName names the run's schedule in the manifest.
-func (o *options) scheduleName() string {
-	if o.stage.sweep != nil {
+// ScheduleName names the run's schedule in the manifest.
+func (o *Options) ScheduleName() string {
+	if o.Stage.Sweep != nil {
 		return "sweep"
 	}
-	return o.replay.Shape().Name()
+	return o.Replay.Shape().Name()
 }

@@ -1,4 +1,4 @@
-package main
+package mtrun
 
 import (
 	"context"
@@ -26,9 +26,9 @@ type metricsOptions struct {
 }
 
 // metricsOptions checks the --metrics-* flags.
-func (v *flagValues) metricsOptions() (metricsOptions, error) {
-	m := metricsOptions{off: v.noMetrics, urls: v.metricsURLs.Value(), interval: v.metricsInterval, file: v.metricsFile,
-		limits: metrics.Limits{MaxSeries: v.metricsMaxSeries, MaxBytes: v.metricsMaxBytes}}
+func (v *Flags) metricsOptions() (metricsOptions, error) {
+	m := metricsOptions{off: v.NoMetrics, urls: v.MetricsURLs, interval: v.MetricsInterval, file: v.MetricsFile,
+		limits: metrics.Limits{MaxSeries: v.MetricsMaxSeries, MaxBytes: v.MetricsMaxBytes}}
 	if m.interval <= 0 {
 		return m, command.Usagef("--metrics-interval %s: want a positive duration", m.interval)
 	}
@@ -46,7 +46,7 @@ func (v *flagValues) metricsOptions() (metricsOptions, error) {
 // startMetrics starts scraping the server's metrics into the series file
 // (metrics.StartRun), registered with outs so that closing the outputs
 // stops the scraper (with a last scrape) before closing the file.
-func startMetrics(ctx context.Context, o *options, stderr io.Writer, outs *command.Outputs) error {
+func startMetrics(ctx context.Context, o *Options, stderr io.Writer, outs *command.Outputs) error {
 	m := &o.metrics
 	if m.off {
 		return nil
@@ -61,10 +61,10 @@ func startMetrics(ctx context.Context, o *options, stderr io.Writer, outs *comma
 		}
 		return nil
 	}
-	red := replay.NewRedactor(&o.replay)
+	red := replay.NewRedactor(&o.Replay)
 	run, err := metrics.StartRun(ctx, metrics.RunOptions{
 		Server: o.server(), URLs: m.urls, Path: path, Interval: m.interval, Limits: m.limits,
-		RunID: o.replay.RunID, Redact: red.String, Warnf: warnf,
+		RunID: o.Replay.RunID, Redact: red.String, Warnf: warnf,
 	})
 	if err != nil || run == nil {
 		return err
@@ -75,8 +75,8 @@ func startMetrics(ctx context.Context, o *options, stderr io.Writer, outs *comma
 }
 
 // server is the server whose metrics mtrun scrapes.
-func (o *options) server() metrics.Server {
-	return metrics.Server{URL: o.replay.URL, Headers: o.replay.Headers, APIKey: o.replay.APIKey}
+func (o *Options) server() metrics.Server {
+	return metrics.Server{URL: o.Replay.URL, Headers: o.Replay.Headers, APIKey: o.Replay.APIKey}
 }
 
 // seriesInfo is the manifest's "metrics" object.

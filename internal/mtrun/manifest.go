@@ -1,4 +1,4 @@
-package main
+package mtrun
 
 import (
 	"io"
@@ -21,15 +21,15 @@ var argRedactions = map[string]func(string) string{
 // writeManifest writes the run's manifest (internal/manifest); sum is nil
 // for the one written before the run (no summary, no end time), which
 // also checks that the path can be written.
-func writeManifest(o *options, sum *replay.Summary, digest string, started time.Time, stdout io.Writer) error {
+func writeManifest(o *Options, sum *replay.Summary, digest string, started time.Time, stdout io.Writer) error {
 	path := manifest.Path(o.manifest, o.records)
 	if path == "" || path == "-" && sum == nil {
 		return nil
 	}
-	m := replay.NewManifest(&o.replay, started, command.Version(), map[string]any{
+	m := replay.NewManifest(&o.Replay, started, command.Version(), map[string]any{
 		"warmup_step": o.warmupStep, "sim_config": o.simSpec,
-		"schedule": o.scheduleName(), "users": o.sched.users, "user_gap": o.sched.userGap.String(), "time_scale": o.sched.timeScale,
-		"segment": o.scale.seg.String(), "start_at": o.scale.start.String(),
+		"schedule": o.ScheduleName(), "users": o.sched.users, "user_gap": o.sched.userGap.String(), "time_scale": o.sched.timeScale,
+		"segment": o.Scale.Seg.String(), "start_at": o.Scale.Start.String(),
 	})
 	m.Args, m.Input, m.InputHash, m.Tokenizer = o.args, o.input, digest, o.tokenizer
 	m.Simulated, m.Records, m.ConvOutput = o.sim, o.records, o.convOut
@@ -39,5 +39,5 @@ func writeManifest(o *options, sum *replay.Summary, digest string, started time.
 	if sum != nil {
 		replay.FinishManifest(m, sum)
 	}
-	return m.Write(path, stdout, replay.NewRedactor(&o.replay).JSON) // the URL's userinfo, echoed model names
+	return m.Write(path, stdout, replay.NewRedactor(&o.Replay).JSON) // the URL's userinfo, echoed model names
 }

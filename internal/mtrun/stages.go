@@ -1,4 +1,4 @@
-package main
+package mtrun
 
 import (
 	"github.com/mtkit/mtkit/internal/command"
@@ -7,32 +7,32 @@ import (
 	"github.com/mtkit/mtkit/internal/sweep"
 )
 
-// stageSettings are the settings of a staged run or a sweep.
-type stageSettings struct {
-	stages   []sweep.Stage // --stages
-	sweep    *sweepFlags   // --sweep
-	capacity string        // --capacity
+// StageSettings are the settings of a staged run or a sweep.
+type StageSettings struct {
+	Stages   []sweep.Stage  // --stages
+	Sweep    *SweepSettings // --sweep
+	Capacity string         // --capacity
 }
 
-// sweepFlags are the settings of --sweep.
-type sweepFlags struct {
-	planner    sweep.Planner
-	objectives []judge.Objective
+// SweepSettings are the settings of --sweep.
+type SweepSettings struct {
+	Planner    sweep.Planner
+	Objectives []judge.Objective
 }
 
 // stageSettings checks the stage flags.
-func (v *flagValues) stageSettings() (stageSettings, error) {
-	f := stageSettings{capacity: v.capacity}
-	if v.given(&v.sweep) {
+func (v *Flags) stageSettings() (StageSettings, error) {
+	f := StageSettings{Capacity: v.Capacity}
+	if v.Given(&v.Sweep) {
 		return f, v.sweepSettings(&f)
 	}
-	if name := v.firstGiven(&v.slo, &v.capacity, &v.sweepStart, &v.sweepMax, &v.sweepStages, &v.sweepUnsteady, &v.stageDuration, &v.stageWarmup); name != "" {
+	if name := v.FirstGiven(&v.SLO, &v.Capacity, &v.SweepStart, &v.SweepMax, &v.SweepStages, &v.SweepUnsteady, &v.StageDuration, &v.StageWarmup); name != "" {
 		return f, command.Usagef("--%s needs --sweep", name)
 	}
-	if !v.given(&v.stages) {
+	if !v.Given(&v.Stages) {
 		return f, nil
 	}
-	stages, err := sweep.ParseStages(v.stages)
+	stages, err := sweep.ParseStages(v.Stages)
 	if err != nil {
 		return f, command.Usagef("--stages: %v", err)
 	}
@@ -55,23 +55,23 @@ func (v *flagValues) stageSettings() (stageSettings, error) {
 	if err := v.checkUserGap("--stages", stages[0].Kind); err != nil {
 		return f, err
 	}
-	f.stages = stages
+	f.Stages = stages
 	return f, nil
 }
 
 // checkActive checks the flags of active stages (by): the clients are
 // fixed by --clients, and every level has at least one conversation per
 // client; the other load flags are refused as for any staged run.
-func (v *flagValues) checkActive(by string, stages ...sweep.Stage) error {
-	if name := v.firstGiven(&v.active, &v.rate, &v.users, &v.timeScale, &v.duration, &v.maxRequests); name != "" {
+func (v *Flags) checkActive(by string, stages ...sweep.Stage) error {
+	if name := v.FirstGiven(&v.Active, &v.Rate, &v.Users, &v.TimeScale, &v.Duration, &v.MaxRequests); name != "" {
 		return command.Usagef("%s active sets the active conversations and the run's length; it excludes --%s", by, name)
 	}
-	if !v.given(&v.clients) {
+	if !v.Given(&v.Clients) {
 		return command.Usagef("%s active: give --clients, the fixed number of clients that share the active conversations", by)
 	}
 	for i, st := range stages {
-		if st.Level < float64(v.clients) {
-			return command.Usagef("%s: stage %d %q: %g active conversations for %d clients; want at least one per client", by, i+1, st, st.Level, v.clients)
+		if st.Level < float64(v.Clients) {
+			return command.Usagef("%s: stage %d %q: %g active conversations for %d clients; want at least one per client", by, i+1, st, st.Level, v.Clients)
 		}
 	}
 	return nil
@@ -79,11 +79,11 @@ func (v *flagValues) checkActive(by string, stages ...sweep.Stage) error {
 
 // checkUserGap checks that --user-gap is given for users stages (the
 // time between a user's turns) and only for them.
-func (v *flagValues) checkUserGap(by string, kind sweep.Kind) error {
+func (v *Flags) checkUserGap(by string, kind sweep.Kind) error {
 	switch {
-	case kind == sweep.Users && !v.given(&v.userGap):
+	case kind == sweep.Users && !v.Given(&v.UserGap):
 		return command.Usagef("%s users: give --user-gap, the time between a user's turns (e.g. 2s)", by)
-	case kind != sweep.Users && v.given(&v.userGap):
+	case kind != sweep.Users && v.Given(&v.UserGap):
 		return command.Usagef("--user-gap is for users stages; %s %s does not use it", by, kind)
 	}
 	return nil
@@ -91,34 +91,34 @@ func (v *flagValues) checkUserGap(by string, kind sweep.Kind) error {
 
 // excludeLoad refuses the flags a staged run or sweep (by) replaces;
 // the flags of first are checked first.
-func (v *flagValues) excludeLoad(by string, first ...any) error {
-	if name := v.firstGiven(append(first, &v.clients, &v.active, &v.rate, &v.users, &v.timeScale, &v.duration, &v.maxRequests)...); name != "" {
+func (v *Flags) excludeLoad(by string, first ...any) error {
+	if name := v.FirstGiven(append(first, &v.Clients, &v.Active, &v.Rate, &v.Users, &v.TimeScale, &v.Duration, &v.MaxRequests)...); name != "" {
 		return command.Usagef("%s sets the load and the run's length; it excludes --%s", by, name)
 	}
 	return nil
 }
 
 // sweepSettings checks the --sweep flags.
-func (v *flagValues) sweepSettings(f *stageSettings) error {
-	kind := sweep.Kind(v.sweep)
+func (v *Flags) sweepSettings(f *StageSettings) error {
+	kind := sweep.Kind(v.Sweep)
 	if kind != sweep.Clients && kind != sweep.Rate && kind != sweep.Users && kind != sweep.Active {
 		return command.Usagef("--sweep %q: want clients, users, rate or active", kind)
 	}
 	if kind == sweep.Active {
-		if name := v.firstGiven(&v.stages); name != "" {
+		if name := v.FirstGiven(&v.Stages); name != "" {
 			return command.Usagef("--sweep sets the load and the run's length; it excludes --%s", name)
 		}
-		start := sweep.Stage{Kind: kind, Level: v.sweepStart}
-		if !v.given(&v.sweepStart) {
-			start.Level = float64(v.clients)
+		start := sweep.Stage{Kind: kind, Level: v.SweepStart}
+		if !v.Given(&v.SweepStart) {
+			start.Level = float64(v.Clients)
 		}
 		if err := v.checkActive("--sweep", start); err != nil {
 			return err
 		}
-	} else if err := v.excludeLoad("--sweep", &v.stages); err != nil {
+	} else if err := v.excludeLoad("--sweep", &v.Stages); err != nil {
 		return err
 	}
-	if v.given(&v.segment) || v.given(&v.segments) {
+	if v.Given(&v.Segment) || v.Given(&v.Segments) {
 		// The planner chooses each level from the stages measured
 		// before; split over processes that needs a coordinator to
 		// gather their records, which mtrun has not.
@@ -127,12 +127,12 @@ func (v *flagValues) sweepSettings(f *stageSettings) error {
 	if err := v.checkUserGap("--sweep", kind); err != nil {
 		return err
 	}
-	p := sweep.Planner{Kind: kind, Start: v.sweepStart, Max: v.sweepMax, MaxStages: v.sweepStages,
-		Duration: v.stageDuration, Warmup: v.stageWarmup, Criteria: sweep.Criteria{Unsteady: v.sweepUnsteady}}
+	p := sweep.Planner{Kind: kind, Start: v.SweepStart, Max: v.SweepMax, MaxStages: v.SweepStages,
+		Duration: v.StageDuration, Warmup: v.StageWarmup, Criteria: sweep.Criteria{Unsteady: v.SweepUnsteady}}
 	if kind == sweep.Active {
-		p.Clients = v.clients
-		if !v.given(&v.sweepStart) {
-			p.Start = float64(v.clients) // one conversation per client
+		p.Clients = v.Clients
+		if !v.Given(&v.SweepStart) {
+			p.Start = float64(v.Clients) // one conversation per client
 		}
 	}
 	// Checked as the stage the planner would make of them.
@@ -147,22 +147,22 @@ func (v *flagValues) sweepSettings(f *stageSettings) error {
 	case p.MaxStages < 1:
 		return command.Usagef("--sweep-stages %d: want at least 1", p.MaxStages)
 	}
-	if kind == sweep.Active && v.given(&v.slo) {
+	if kind == sweep.Active && v.Given(&v.SLO) {
 		return command.Usagef("--slo: --sweep active is judged on how much of each stage's working set the server kept in cache, not on objectives; use --sweep clients or users for a capacity under objectives")
 	}
-	objs, err := judge.ParseSLO(v.slo)
+	objs, err := judge.ParseSLO(v.SLO)
 	if err != nil {
 		return command.Usagef("--%v", err)
 	}
 	p.Objectives = len(objs) > 0
-	f.sweep = &sweepFlags{planner: p, objectives: objs}
+	f.Sweep = &SweepSettings{Planner: p, Objectives: objs}
 	return nil
 }
 
-// staged returns the schedule of stages numbered from first, with the
+// Staged returns the schedule of stages numbered from first, with the
 // run's arrival process and seed for rates and --user-gap for users.
-func (o *options) staged(stages []sweep.Stage, first int) schedule.Staged {
-	s := schedule.Staged{Rate: stages[0].Kind == sweep.Rate, Poisson: o.sched.poisson, Seed: o.replay.RandSeed, First: first}
+func (o *Options) Staged(stages []sweep.Stage, first int) schedule.Staged {
+	s := schedule.Staged{Rate: stages[0].Kind == sweep.Rate, Poisson: o.sched.poisson, Seed: o.Replay.RandSeed, First: first}
 	switch stages[0].Kind {
 	case sweep.Users:
 		s.Gap = o.sched.userGap

@@ -1,4 +1,4 @@
-package main
+package mtrun
 
 import (
 	"os"
@@ -7,40 +7,40 @@ import (
 	"github.com/mtkit/mtkit/internal/segment"
 )
 
-// scaleOut is this process's part of a split run.
-type scaleOut struct {
-	seg   segment.Segment
-	start segment.Start // --start-at
+// ScaleOut is this process's part of a split run.
+type ScaleOut struct {
+	Seg   segment.Segment
+	Start segment.Start // --start-at
 }
 
-// scaleOut reads --segment, --segments and --start-at into o.
-func (v *flagValues) scaleOut(o *options) error {
-	o.scale = scaleOut{seg: segment.Whole, start: segment.Start{Clock: segment.RealClock{}}}
+// segmentOptions reads --segment, --segments and --start-at into o.
+func (v *Flags) segmentOptions(o *Options) error {
+	o.Scale = ScaleOut{Seg: segment.Whole, Start: segment.Start{Clock: segment.RealClock{}}}
 	var err error
-	switch seg, segs := v.given(&v.segment), v.given(&v.segments); {
+	switch seg, segs := v.Given(&v.Segment), v.Given(&v.Segments); {
 	case seg && segs:
 		return command.Usagef("give --segment i/N or --segments N, not both")
 	case seg:
-		o.scale.seg, err = segment.Parse(v.segment)
+		o.Scale.Seg, err = segment.Parse(v.Segment)
 	case segs:
-		o.scale.seg, err = segment.FromEnv(v.segments, os.Getenv)
+		o.Scale.Seg, err = segment.FromEnv(v.Segments, os.Getenv)
 	}
 	if err != nil {
 		return command.Usagef("%v", err)
 	}
-	if v.startAt != "" {
-		if o.scale.start.At, err = segment.ParseStart(v.startAt); err != nil {
+	if v.StartAt != "" {
+		if o.Scale.Start.At, err = segment.ParseStart(v.StartAt); err != nil {
 			return command.Usagef("%v", err)
 		}
 	}
-	seg, r := o.scale.seg, &o.replay
+	seg, r := o.Scale.Seg, &o.Replay
 	if seg.IsWhole() {
 		return nil
 	}
 	switch {
 	case r.RunID == "":
 		return command.Usagef("--segment %s: give every segment the same --run-id, so that mtstats merges them as one run", seg)
-	case v.given(&v.shard) && r.Shard != seg.Index:
+	case v.Given(&v.Shard) && r.Shard != seg.Index:
 		return command.Usagef("--shard %d contradicts --segment %s (a segment's records carry shard = its index)", r.Shard, seg)
 	}
 	r.Shard = seg.Index
@@ -54,7 +54,7 @@ func (v *flagValues) scaleOut(o *options) error {
 	return nil
 }
 
-// apply hands the replay this segment's part once the schedule is
+// ApplySegment hands the replay this segment's part once the schedule is
 // chosen. The schedule stays the whole run's (every stage, level,
 // arrival time and user stagger); closed lanes (--clients, --users,
 // clients and users stages) run the segment's lanes under their global
@@ -62,20 +62,21 @@ func (v *flagValues) scaleOut(o *options) error {
 // (--rate, rate stages, the trace clock) draw every session's arrival
 // and fire every N-th. With --start-at the schedule counts from the
 // common start.
-func (s *scaleOut) apply(o *options) error {
-	if !s.start.At.IsZero() && !o.warmupStep {
-		o.replay.Start = s.start.At
+func (o *Options) ApplySegment() error {
+	s := &o.Scale
+	if !s.Start.At.IsZero() && !o.warmupStep {
+		o.Replay.Start = s.Start.At
 	}
-	if s.seg.IsWhole() {
+	if s.Seg.IsWhole() {
 		return nil
 	}
-	users := o.replay.Shape().Users()
+	users := o.Replay.Shape().Users()
 	if users > 0 {
-		o.replay.Lanes = s.seg.Lanes(users)
-		if len(o.replay.Lanes) == 0 {
-			return command.Usagef("--segment %s: the run has %d closed lanes (clients or users, the highest stage's), so segment %d would have none; use at most %d segments", s.seg, users, s.seg.Index, users)
+		o.Replay.Lanes = s.Seg.Lanes(users)
+		if len(o.Replay.Lanes) == 0 {
+			return command.Usagef("--segment %s: the run has %d closed lanes (clients or users, the highest stage's), so segment %d would have none; use at most %d segments", s.Seg, users, s.Seg.Index, users)
 		}
 	}
-	o.replay.Owns = s.seg.Filter(users).Runs
+	o.Replay.Owns = s.Seg.Filter(users).Runs
 	return nil
 }

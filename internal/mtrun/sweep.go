@@ -1,4 +1,4 @@
-package main
+package mtrun
 
 import (
 	"context"
@@ -12,31 +12,31 @@ import (
 	"github.com/mtkit/mtkit/internal/sweep"
 )
 
-// replayLoad runs the measured replay: once, or with --sweep one replay
+// ReplayLoad runs the measured replay: once, or with --sweep one replay
 // per stage the planner chooses (stagerun.Sweep), or an inference-perf
 // config's probe sweep.
-func (o *options) replayLoad(stop, abort context.Context, src source.Source, sink replay.Sink, errw io.Writer) (*replay.Summary, error) {
-	sw := o.stage.sweep
-	runStage := o.replayRun
+func (o *Options) ReplayLoad(stop, abort context.Context, src source.Source, sink replay.Sink, errw io.Writer) (*replay.Summary, error) {
+	sw := o.Stage.Sweep
+	runStage := o.ReplayRun
 	if runStage == nil {
 		runStage = replay.Run
 	}
 	if p := o.cfg.plan; p != nil && p.Probe {
-		return stagerun.Probe(stop, abort, o.replay, p, runStage, errw, src, sink)
+		return stagerun.Probe(stop, abort, o.Replay, p, runStage, errw, src, sink)
 	}
 	if sw == nil {
-		return runStage(stop, abort, o.replay, src, sink)
+		return runStage(stop, abort, o.Replay, src, sink)
 	}
 	return stagerun.Sweep(stop, abort, stagerun.SweepOptions{
-		Replay: o.replay, Planner: sw.planner, Objectives: sw.objectives,
-		Schedule: func(st sweep.Stage, n int) schedule.Schedule { return o.staged([]sweep.Stage{st}, n) },
-		TierHits: o.tierHits, Capacity: o.stage.capacity, Run: runStage, Log: errw,
+		Replay: o.Replay, Planner: sw.Planner, Objectives: sw.Objectives,
+		Schedule: func(st sweep.Stage, n int) schedule.Schedule { return o.Staged([]sweep.Stage{st}, n) },
+		TierHits: o.tierHits, Capacity: o.Stage.Capacity, Run: runStage, Log: errw,
 	}, src, sink)
 }
 
 // tierHits are the server's prefix-cache hits so far, per tier
 // (metrics.FetchTierHits); not OK with --no-metrics.
-func (o *options) tierHits(ctx context.Context) metrics.TierHits {
+func (o *Options) tierHits(ctx context.Context) metrics.TierHits {
 	if o.metrics.off {
 		return metrics.TierHits{}
 	}
