@@ -16,6 +16,7 @@
 package retention
 
 import (
+	"hash/maphash"
 	"math"
 	"strings"
 
@@ -41,6 +42,9 @@ type Pass struct {
 	// runs holds each run's conversations, numbered from 0 across runs.
 	runs  map[string]*runConvs
 	nconv int32 // conversations numbered
+	// ids is each conversation's id, by number; hash hashes an id.
+	ids   []string
+	hash  func(string) uint64
 	reqs  requests
 	later int // counted requests but first turns: about the rows of the analysis
 	// run is the last record's run: records come in runs of one run id.
@@ -50,7 +54,12 @@ type Pass struct {
 
 // runConvs is the conversations of one run.
 type runConvs struct {
-	byID map[string]int32
+	// byHash is the number of the first conversation whose id has the
+	// hash: a map of 12-byte entries, cheaper to probe and grow than one
+	// of strings. byID holds the conversations whose hash an earlier
+	// one took (nil until one does).
+	byHash map[uint64]int32
+	byID   map[string]int32
 	// byClient is, by client number, the conversation of the client's
 	// last record. A client serves one conversation at a time, so most
 	// records find theirs here, with no map lookup.
@@ -70,7 +79,10 @@ type clientConv struct {
 const maxClientCache = 1 << 16
 
 // New returns an empty Pass.
-func New() *Pass { return &Pass{runs: map[string]*runConvs{}} }
+func New() *Pass {
+	seed := maphash.MakeSeed()
+	return &Pass{runs: map[string]*runConvs{}, hash: func(s string) uint64 { return maphash.String(seed, s) }}
+}
 
 // Add adds one record. counted says whether the request is profiled
 // (measured phase, passes the user's filter); every successful request
@@ -87,7 +99,7 @@ func (p *Pass) Add(r *record.Record, counted bool) {
 		// decoder's buffer).
 		p.run, p.runCur = strings.Clone(r.RunID), p.runs[r.RunID]
 		if p.runCur == nil {
-			p.runCur = &runConvs{byID: map[string]int32{}}
+			p.runCur = &runConvs{byHash: map[uint64]int32{}}
 			p.runs[p.run] = p.runCur
 		}
 	}
@@ -153,18 +165,40 @@ func (p *Pass) conversation(r *record.Record) int32 {
 			return e.ci
 		}
 	}
-	ci, ok := rc.byID[r.ConversationID]
-	if !ok {
-		id := strings.Clone(r.ConversationID)
-		ci = p.nconv
-		p.nconv++
-		rc.byID[id] = ci
-	}
+	ci := p.lookup(rc, r.ConversationID)
 	if cl >= 0 && cl < maxClientCache {
 		for len(rc.byClient) <= cl {
 			rc.byClient = append(rc.byClient, clientConv{ci: -1})
 		}
 		rc.byClient[cl] = clientConv{r.ConversationID, ci}
+	}
+	return ci
+}
+
+// lookup returns the number of the conversation id of rc, numbering it
+// if it is new.
+func (p *Pass) lookup(rc *runConvs, id string) int32 {
+	h := p.hash(id)
+	ci, ok := rc.byHash[h]
+	if ok && p.ids[ci] == id {
+		return ci
+	}
+	if ok { // another id has the hash
+		if ci, ok := rc.byID[id]; ok {
+			return ci
+		}
+	}
+	ci = p.nconv
+	p.nconv++
+	id = strings.Clone(id)
+	p.ids = append(p.ids, id)
+	if !ok {
+		rc.byHash[h] = ci
+	} else {
+		if rc.byID == nil {
+			rc.byID = map[string]int32{}
+		}
+		rc.byID[id] = ci
 	}
 	return ci
 }

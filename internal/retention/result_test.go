@@ -321,28 +321,43 @@ func TestEdgesPrintRound(t *testing.T) {
 // that come back, negative and huge client numbers).
 func TestConversationNumbers(t *testing.T) {
 	t.Parallel()
-	rng := rand.New(rand.NewPCG(7, 8))
-	clients := []int{-1, 0, 1, 2, 3, maxClientCache - 1, maxClientCache, 1 << 30}
-	p := New()
-	type key struct{ run, conv string }
-	want := map[key]int32{}
-	var wantSeq []int32
-	for k := range 5000 {
-		run := fmt.Sprint("run", k/700%3) // runs 0, 1, 2, 0, 1, 2, 0, 1
-		r := record.Record{RunID: run, ConversationID: fmt.Sprint("c", rng.IntN(40)), Client: clients[rng.IntN(len(clients))]}
-		kk := key{run, r.ConversationID}
-		if _, ok := want[kk]; !ok {
-			want[kk] = int32(len(want))
-		}
-		wantSeq = append(wantSeq, want[kk])
-		p.Add(&r, true)
-	}
-	for k := range p.reqs.len() {
-		if p.reqs.at(k).conv != wantSeq[k] {
-			t.Fatalf("request %d: conversation %d, want %d", k, p.reqs.at(k).conv, wantSeq[k])
-		}
-	}
-	if int(p.nconv) != len(want) {
-		t.Errorf("%d conversations, want %d", p.nconv, len(want))
+	for _, tc := range []struct {
+		name string
+		hash func(string) uint64 // nil: New's
+	}{
+		{"maphash", nil},
+		{"colliding", func(s string) uint64 { return uint64(len(s)) }}, // c0 … c9 share one hash, c10 … c39 another
+		{"one hash", func(string) uint64 { return 7 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(7, 8))
+			clients := []int{-1, 0, 1, 2, 3, maxClientCache - 1, maxClientCache, 1 << 30}
+			p := New()
+			if tc.hash != nil {
+				p.hash = tc.hash
+			}
+			type key struct{ run, conv string }
+			want := map[key]int32{}
+			var wantSeq []int32
+			for k := range 5000 {
+				run := fmt.Sprint("run", k/700%3) // runs 0, 1, 2, 0, 1, 2, 0, 1
+				r := record.Record{RunID: run, ConversationID: fmt.Sprint("c", rng.IntN(40)), Client: clients[rng.IntN(len(clients))]}
+				kk := key{run, r.ConversationID}
+				if _, ok := want[kk]; !ok {
+					want[kk] = int32(len(want))
+				}
+				wantSeq = append(wantSeq, want[kk])
+				p.Add(&r, true)
+			}
+			for k := range p.reqs.len() {
+				if p.reqs.at(k).conv != wantSeq[k] {
+					t.Fatalf("request %d: conversation %d, want %d", k, p.reqs.at(k).conv, wantSeq[k])
+				}
+			}
+			if int(p.nconv) != len(want) {
+				t.Errorf("%d conversations, want %d", p.nconv, len(want))
+			}
+		})
 	}
 }
