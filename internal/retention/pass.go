@@ -9,9 +9,11 @@
 // same is given per tier.
 //
 // The pass is streaming: Add keeps a few numbers per request (48 bytes, in
-// chunks) and
-// Result does the work in O(n log n): two sorts of the requests by time and
-// one sweep with a Fenwick tree over the time-ordered touches.
+// chunks) and one map entry per conversation, and Result does the work in
+// O(n log n): a radix sort of the requests by start (none when they came in
+// that order), one sweep with a heap of the requests in flight and a
+// Fenwick tree over the time-ordered touches, and one 48-byte row per
+// profiled later turn.
 // docs/mtstats.md ("Cache retention") defines every figure.
 package retention
 
