@@ -1,6 +1,9 @@
 package retention
 
-import "math"
+import (
+	"iter"
+	"math"
+)
 
 // reuse is the reuse of one later turn: request i came back after prev.
 type reuse struct {
@@ -47,16 +50,16 @@ type timed struct {
 // order returns the request indices sorted by key, ties by index: an LSD
 // radix sort of the keys less their minimum, 11 bits a pass, as many
 // passes as the span of the keys needs (4 for a run of an hour in ns).
-func order(reqs []req, key func(*req) int64) []int32 {
-	n := len(reqs)
+func order(reqs *requests, key func(*req) int64) []int32 {
+	n := reqs.len()
 	keys, idx := make([]uint64, n), make([]int32, n)
 	lo := int64(math.MaxInt64)
-	for i := range reqs {
-		lo = min(lo, key(&reqs[i]))
+	for i := range n {
+		lo = min(lo, key(reqs.at(i)))
 	}
 	var span uint64
-	for i := range reqs {
-		keys[i], idx[i] = uint64(key(&reqs[i])-lo), int32(i)
+	for i := range n {
+		keys[i], idx[i] = uint64(key(reqs.at(i))-lo), int32(i)
 		span = max(span, keys[i])
 	}
 	const bits, mask = 11, 1<<11 - 1
@@ -92,10 +95,25 @@ func order(reqs []req, key func(*req) int64) []int32 {
 // has one. The reuse distance of a later turn, taken at its start before
 // it goes in flight, is the weight touched since its conversation's latest
 // end: the Fenwick tree's sum over the later positions, plus everything in
-// flight. Ends at the same instant as a start come before it.
-func distances(reqs []req, nconv int, shared []int32) []reuse {
-	n := len(reqs)
-	byStart := order(reqs, func(r *req) int64 { return r.start })
+// flight. Ends at the same instant as a start come before it. The reuses
+// come in order of start; none is kept.
+func distances(reqs *requests, nconv int, shared []int32) iter.Seq[reuse] {
+	return func(yield func(reuse) bool) {
+		sweep(reqs, nconv, shared, yield)
+	}
+}
+
+// sweep is distances: it yields each reuse until yield returns false.
+func sweep(reqs *requests, nconv int, shared []int32, yield func(reuse) bool) {
+	n := reqs.len()
+	// Records read in order of start (a sorted file) need no sort.
+	var byStart []int32
+	for i := 1; i < n; i++ {
+		if reqs.at(i).start < reqs.at(i-1).start {
+			byStart = order(reqs, func(r *req) int64 { return r.start })
+			break
+		}
+	}
 
 	last := make([]int32, nconv) // the latest request to start, -1 = none
 	for c := range last {
@@ -123,12 +141,15 @@ func distances(reqs []req, nconv int, shared []int32) []reuse {
 		}
 	}
 
-	out := make([]reuse, 0, n)
 	var ends endHeap // the requests in flight, by end
-	for _, i := range byStart {
-		r := &reqs[i]
+	for k := range n {
+		i := int32(k)
+		if byStart != nil {
+			i = byStart[k]
+		}
+		r := reqs.at(int(i))
 		for len(ends) > 0 && ends[0].t <= r.start {
-			e := &reqs[ends.pop().i]
+			e := reqs.at(int(ends.pop().i))
 			c := e.conv
 			running[c]--
 			flying -= int64(max(0, e.prompt-shared[c]))
@@ -152,13 +173,15 @@ func distances(reqs []req, nconv int, shared []int32) []reuse {
 		c := r.conv
 		pv := last[c] // the conversation's previous request
 		last[c] = i
-		if pv >= 0 && reqs[pv].end <= r.start && pos[c] > 0 && running[c] == 0 {
+		if pv >= 0 && reqs.at(int(pv)).end <= r.start && pos[c] > 0 && running[c] == 0 {
 			tok, cn := f.prefix(int(pos[c]))
 			u := reuse{i: i, prev: pv, tokens: total - tok + flying, convs: totalN - int32(cn) + flyingN}
 			if sharedPos > pos[c] || sharedFlying > 0 {
 				u.tokens += sharedTok
 			}
-			out = append(out, u)
+			if !yield(u) {
+				return
+			}
 		}
 		leave(c)
 		if running[c] == 0 {
@@ -171,7 +194,6 @@ func distances(reqs []req, nconv int, shared []int32) []reuse {
 		}
 		ends.push(timed{r.end, i})
 	}
-	return out
 }
 
 // endHeap is a min-heap of requests by end time (ties by index).

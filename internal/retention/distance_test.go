@@ -26,6 +26,15 @@ func reqsOf(rs []rq) ([]req, int) {
 	return out, nconv
 }
 
+// storeOf returns rs as a Pass stores them.
+func storeOf(rs []req) *requests {
+	var s requests
+	for _, r := range rs {
+		s.add(r)
+	}
+	return &s
+}
+
 // got is a reuse as the tests spell it: request index, distance in
 // tokens and in conversations.
 type got struct {
@@ -140,7 +149,7 @@ func TestDistances(t *testing.T) {
 				shared = make([]int32, nconv)
 			}
 			var out []got
-			for _, u := range distances(reqs, nconv, shared) {
+			for u := range distances(storeOf(reqs), nconv, shared) {
 				out = append(out, got{u.i, u.tokens, u.convs})
 			}
 			if diff := cmp.Diff(tc.want, out, cmp.AllowUnexported(got{})); diff != "" {
@@ -246,10 +255,14 @@ func TestDistancesOracle(t *testing.T) {
 				t = end
 			}
 		}
+		// Shuffled (the radix sort's path) or in order of start (no sort).
 		rng.Shuffle(len(reqs), func(a, b int) { reqs[a], reqs[b] = reqs[b], reqs[a] })
+		if seed%2 == 0 {
+			slices.SortStableFunc(reqs, func(a, b req) int { return stdcmp.Compare(a.start, b.start) })
+		}
 		want := naive(reqs, shared)
 		gotN := 0
-		for _, u := range distances(reqs, nconv, shared) {
+		for u := range distances(storeOf(reqs), nconv, shared) {
 			gotN++
 			w, ok := want[u.i]
 			if !ok || w.tokens != u.tokens || w.convs != u.convs {
@@ -258,6 +271,31 @@ func TestDistancesOracle(t *testing.T) {
 		}
 		if gotN != len(want) {
 			t.Errorf("seed %d: %d reuses, want %d", seed, gotN, len(want))
+		}
+	}
+}
+
+// TestRequests checks the chunked store: every request where it was
+// added, across chunks.
+func TestRequests(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{0, 1, chunkLen - 1, chunkLen, chunkLen + 1, 2*chunkLen + 5} {
+		var s requests
+		for i := range n {
+			s.add(req{start: int64(i)})
+		}
+		if s.len() != n {
+			t.Fatalf("%d requests: len %d", n, s.len())
+		}
+		for i := range n {
+			if got := s.at(i).start; got != int64(i) {
+				t.Fatalf("%d requests: request %d holds %d", n, i, got)
+			}
+		}
+		for k, c := range s.chunks[:max(0, len(s.chunks)-1)] {
+			if len(c) != chunkLen {
+				t.Errorf("%d requests: chunk %d holds %d, want %d", n, k, len(c), chunkLen)
+			}
 		}
 	}
 }
@@ -272,7 +310,7 @@ func TestOrder(t *testing.T) {
 		for i := range reqs {
 			reqs[i].start = 1e18 + rng.Int64N(span)
 		}
-		got := order(reqs, func(r *req) int64 { return r.start })
+		got := order(storeOf(reqs), func(r *req) int64 { return r.start })
 		want := make([]int32, len(reqs))
 		for i := range want {
 			want[i] = int32(i)

@@ -69,14 +69,14 @@ func TestResultGolden(t *testing.T) {
 func localTier(p *Pass, localTokens float64) []TierInterval {
 	shared := p.sharedPrefixes()
 	pos := map[int32]float64{}
-	for _, u := range distances(p.reqs, int(p.nconv), shared) {
-		pos[u.i] = float64(u.tokens) + float64(p.reqs[u.prev].ctx)/2
+	for u := range distances(&p.reqs, int(p.nconv), shared) {
+		pos[u.i] = float64(u.tokens) + float64(p.reqs.at(int(u.prev)).ctx)/2
 	}
 	var ivs []TierInterval
-	for k := 0; k < len(p.reqs); k += 50 {
-		iv := TierInterval{Start: p.reqs[k].start - 1, End: p.reqs[min(k+50, len(p.reqs))-1].end}
-		for i := k; i < min(k+50, len(p.reqs)); i++ {
-			c := float64(max(0, p.reqs[i].cached))
+	for k := 0; k < p.reqs.len(); k += 50 {
+		iv := TierInterval{Start: p.reqs.at(k).start - 1, End: p.reqs.at(min(k+50, p.reqs.len()) - 1).end}
+		for i := k; i < min(k+50, p.reqs.len()); i++ {
+			c := float64(max(0, p.reqs.at(i).cached))
 			if pos[int32(i)] <= localTokens {
 				iv.Local += c
 			} else {

@@ -8,15 +8,18 @@
 // server's metrics split into local and external prefix-cache hits, the
 // same is given per tier.
 //
-// The pass is streaming: Add keeps a few numbers per request (48 bytes) and
-// Result does the work in O(n log n): two sorts of the requests by time and
-// one sweep with a Fenwick tree over the time-ordered touches.
+// The pass is streaming: Add keeps a few numbers per request (48 bytes, in
+// chunks) and one map entry per conversation, and Result does the work in
+// O(n log n): a radix sort of the requests by start (none when they came in
+// that order), one sweep with a heap of the requests in flight and a
+// Fenwick tree over the time-ordered touches, and one 48-byte row per
+// profiled later turn.
 // docs/mtstats.md ("Cache retention") defines every figure.
 package retention
 
 import (
+	"hash/maphash"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/mtkit/mtkit/internal/record"
@@ -41,7 +44,11 @@ type Pass struct {
 	// runs holds each run's conversations, numbered from 0 across runs.
 	runs  map[string]*runConvs
 	nconv int32 // conversations numbered
-	reqs  []req
+	// ids is each conversation's id, by number; hash hashes an id.
+	ids   []string
+	hash  func(string) uint64
+	reqs  requests
+	later int // counted requests but first turns: about the rows of the analysis
 	// run is the last record's run: records come in runs of one run id.
 	run    string
 	runCur *runConvs
@@ -49,7 +56,12 @@ type Pass struct {
 
 // runConvs is the conversations of one run.
 type runConvs struct {
-	byID map[string]int32
+	// byHash is the number of the first conversation whose id has the
+	// hash: a map of 12-byte entries, cheaper to probe and grow than one
+	// of strings. byID holds the conversations whose hash an earlier
+	// one took (nil until one does).
+	byHash map[uint64]int32
+	byID   map[string]int32
 	// byClient is, by client number, the conversation of the client's
 	// last record. A client serves one conversation at a time, so most
 	// records find theirs here, with no map lookup.
@@ -69,7 +81,10 @@ type clientConv struct {
 const maxClientCache = 1 << 16
 
 // New returns an empty Pass.
-func New() *Pass { return &Pass{runs: map[string]*runConvs{}} }
+func New() *Pass {
+	seed := maphash.MakeSeed()
+	return &Pass{runs: map[string]*runConvs{}, hash: func(s string) uint64 { return maphash.String(seed, s) }}
+}
 
 // Add adds one record. counted says whether the request is profiled
 // (measured phase, passes the user's filter); every successful request
@@ -86,7 +101,7 @@ func (p *Pass) Add(r *record.Record, counted bool) {
 		// decoder's buffer).
 		p.run, p.runCur = strings.Clone(r.RunID), p.runs[r.RunID]
 		if p.runCur == nil {
-			p.runCur = &runConvs{byID: map[string]int32{}}
+			p.runCur = &runConvs{byHash: map[uint64]int32{}}
 			p.runs[p.run] = p.runCur
 		}
 	}
@@ -104,13 +119,44 @@ func (p *Pass) Add(r *record.Record, counted bool) {
 	if r.CachedTokens != nil {
 		q.cached = clamp32(*r.CachedTokens)
 	}
-	if len(p.reqs) == cap(p.reqs) {
-		// Double, where append grows a large slice by a quarter:
-		// fewer copies of what may be millions of requests.
-		p.reqs = slices.Grow(p.reqs, max(1024, len(p.reqs)))
+	if counted && !q.first {
+		p.later++
 	}
-	p.reqs = append(p.reqs, q)
+	p.reqs.add(q)
 }
+
+// requests is the requests of a Pass in chunks of chunkLen, so that
+// storing millions of them never copies them (a growing slice's copy
+// holds the old and the new array at once: 1.5 to 2 times its size).
+// Every chunk but the last is full; the first grows as a slice does,
+// so that a small input takes little memory.
+type requests struct {
+	chunks [][]req
+	n      int
+}
+
+// chunkLen is the requests of a chunk: 3 MB of them.
+const (
+	chunkBits = 16
+	chunkLen  = 1 << chunkBits
+)
+
+func (s *requests) add(q req) {
+	if s.n&(chunkLen-1) == 0 && s.n > 0 {
+		s.chunks = append(s.chunks, make([]req, 0, chunkLen))
+	} else if s.n == 0 {
+		s.chunks = append(s.chunks, nil)
+	}
+	c := &s.chunks[len(s.chunks)-1]
+	*c = append(*c, q)
+	s.n++
+}
+
+// len returns the number of requests.
+func (s *requests) len() int { return s.n }
+
+// at returns request i.
+func (s *requests) at(i int) *req { return &s.chunks[i>>chunkBits][i&(chunkLen-1)] }
 
 // conversation returns the number of r's conversation in the current run,
 // numbering it if it is new.
@@ -121,13 +167,7 @@ func (p *Pass) conversation(r *record.Record) int32 {
 			return e.ci
 		}
 	}
-	ci, ok := rc.byID[r.ConversationID]
-	if !ok {
-		id := strings.Clone(r.ConversationID)
-		ci = p.nconv
-		p.nconv++
-		rc.byID[id] = ci
-	}
+	ci := p.lookup(rc, r.ConversationID)
 	if cl >= 0 && cl < maxClientCache {
 		for len(rc.byClient) <= cl {
 			rc.byClient = append(rc.byClient, clientConv{ci: -1})
@@ -137,8 +177,36 @@ func (p *Pass) conversation(r *record.Record) int32 {
 	return ci
 }
 
+// lookup returns the number of the conversation id of rc, numbering it
+// if it is new.
+func (p *Pass) lookup(rc *runConvs, id string) int32 {
+	h := p.hash(id)
+	ci, ok := rc.byHash[h]
+	if ok && p.ids[ci] == id {
+		return ci
+	}
+	if ok { // another id has the hash
+		if ci, ok := rc.byID[id]; ok {
+			return ci
+		}
+	}
+	ci = p.nconv
+	p.nconv++
+	id = strings.Clone(id)
+	p.ids = append(p.ids, id)
+	if !ok {
+		rc.byHash[h] = ci
+	} else {
+		if rc.byID == nil {
+			rc.byID = map[string]int32{}
+		}
+		rc.byID[id] = ci
+	}
+	return ci
+}
+
 // Len returns the number of requests added (successful first choices).
-func (p *Pass) Len() int { return len(p.reqs) }
+func (p *Pass) Len() int { return p.reqs.len() }
 
 // tokens returns the server's count when it gave one, else the client's.
 func tokens(server *int64, client int64) int64 {

@@ -98,24 +98,30 @@ type Fit struct {
 	FirstTurns int     `json:"first_turns"`
 }
 
-// row is one profiled later turn.
-// Its TTFT and cached tokens are read from its request (reqs[i]); the
-// tier split of its share, when there is one, is kept apart (local).
+// row is one profiled later turn: 48 bytes, with what the profiles read
+// of its request, so that they read the rows alone, in order. The tier
+// split of its share, when there is one, is kept apart (local).
 type row struct {
-	i       int32 // request index
-	convs   int32
-	tokens  int64
-	secs    float64
-	prevCtx float64 // previous context less the shared prefix
-	share   float64 // NaN when unknown
+	i        int32 // request index
+	convs    int32
+	prevCtx  int32 // previous context less the shared prefix
+	uncached int32 // prompt less cached tokens; noCached when not reported
+	tokens   int64
+	secs     float64
+	share    float64 // NaN when unknown
+	ttft     int64   // ns; -1 when not recorded
 }
 
-// ttftMs is the request's TTFT in ms, NaN when not recorded.
-func (r *req) ttftMs() float64 {
-	if r.ttft < 0 {
+// noCached is row.uncached when the server reported no cached tokens: no
+// difference of two counts in [0, MaxInt32] is.
+const noCached = math.MinInt32
+
+// ttftMs is the TTFT in ms, NaN when not recorded.
+func ttftMs(ns int64) float64 {
+	if ns < 0 {
 		return math.NaN()
 	}
-	return float64(r.ttft) / 1e6
+	return float64(ns) / 1e6
 }
 
 // Options are the inputs of Result besides the records.
@@ -133,10 +139,11 @@ func (p *Pass) Result(o Options) *Result { return p.Analyze().Result(o) }
 // everything but the tier split. Pass.Analyze computes it, so that it can
 // run while the caller reads the server's metrics; Result adds the tiers.
 type Analysis struct {
-	p      *Pass
-	res    *Result
-	reuses []reuse
+	p   *Pass
+	res *Result
+	// rows is the profiled later turns, others the reuses of the rest.
 	rows   []row
+	others []reuse
 	// tokens and seconds are the profiles' buckets, each the rows it holds
 	// (the non-empty buckets of res.Profile and res.ProfileSeconds).
 	tokens, seconds [][]int32
@@ -150,21 +157,26 @@ func (p *Pass) Analyze() *Analysis {
 	for _, s := range shared {
 		res.SharedPrefixTokens = max(res.SharedPrefixTokens, int64(s))
 	}
-	reuses := distances(p.reqs, int(p.nconv), shared)
-	rows := make([]row, 0, len(reuses))
+	// The rows, made as the sweep finds the reuses: one array a later
+	// turn, with the few reuses that are not profiled apart (the tier
+	// split orders them too).
+	rows := make([]row, 0, p.later)
+	var others []reuse
 	reported := false
-	for _, u := range reuses {
-		r := &p.reqs[u.i]
+	for u := range distances(&p.reqs, int(p.nconv), shared) {
+		r := p.reqs.at(int(u.i))
 		if !r.counted {
+			others = append(others, u)
 			continue
 		}
-		pv := &p.reqs[u.prev]
+		pv := p.reqs.at(int(u.prev))
 		w := row{i: u.i, tokens: u.tokens, convs: u.convs, secs: float64(r.start-pv.end) / 1e9,
-			prevCtx: float64(pv.ctx - shared[r.conv]), share: math.NaN()}
+			prevCtx: pv.ctx - shared[r.conv], share: math.NaN(), ttft: r.ttft, uncached: noCached}
 		if r.cached >= 0 {
 			reported = true
+			w.uncached = r.prompt - r.cached
 			if w.prevCtx > 0 {
-				w.share = clamp01(float64(r.cached-shared[r.conv]) / w.prevCtx)
+				w.share = clamp01(float64(r.cached-shared[r.conv]) / float64(w.prevCtx))
 			}
 		}
 		rows = append(rows, w)
@@ -184,29 +196,26 @@ func (p *Pass) Analyze() *Analysis {
 		res.Basis = BasisTTFT
 		for k := range rows {
 			w := &rows[k]
-			r := &p.reqs[w.i]
+			r := p.reqs.at(int(w.i))
 			if r.ttft < 0 || w.prevCtx <= 0 {
 				continue
 			}
 			miss := res.Fit.BaseMs + res.Fit.PerTokenMs*float64(r.prompt)
-			w.share = clamp01((miss - r.ttftMs()) / (res.Fit.PerTokenMs * w.prevCtx))
+			w.share = clamp01((miss - ttftMs(r.ttft)) / (res.Fit.PerTokenMs * float64(w.prevCtx)))
 		}
 	}
-	a := &Analysis{p: p, res: res, reuses: reuses, rows: rows}
-	// The profiles and the capacity fits only read: the profiles on a
-	// goroutine of their own.
+	a := &Analysis{p: p, res: res, others: others, rows: rows}
+	// The profiles and the capacity fits only read: each profile on a
+	// goroutine of its own, with its own buffers (20 bytes a row), so
+	// that the analysis uses both cores once mtstats' report is done.
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		// One after the other, so that they share their buffers.
-		pr := newProfiler(p.reqs, rows)
-		res.Profile, a.tokens = pr.tokens()
-		res.ProfileSeconds, a.seconds = pr.seconds()
-	})
+	wg.Go(func() { res.Profile, a.tokens = newProfiler(rows).tokens() })
+	wg.Go(func() { res.ProfileSeconds, a.seconds = newProfiler(rows).seconds() })
 	defer wg.Wait()
 	if res.Basis != "" {
 		if c, ok := capacityAt(len(rows), func(k int) (point, bool) {
 			w := &rows[k]
-			return point{float64(w.tokens) + w.prevCtx/2, w.share}, !math.IsNaN(w.share)
+			return point{float64(w.tokens) + float64(w.prevCtx)/2, w.share}, !math.IsNaN(w.share)
 		}); ok {
 			res.CapacityTokens = &c
 		}
@@ -231,7 +240,7 @@ func (a *Analysis) Result(o Options) *Result {
 		return res
 	}
 	var local []float64 // the local tier's part of each row's share
-	res.Tiers, local = a.p.tiers(o.Tiers, a.reuses, a.rows)
+	res.Tiers, local = a.p.tiers(o.Tiers, a.rows, a.others)
 	for b, idx := range a.tokens {
 		res.Profile[b].LocalShare, res.Profile[b].ExternalShare = tierShares(a.rows, local, idx)
 	}
@@ -250,8 +259,8 @@ func (p *Pass) sharedPrefixes() []int32 {
 	for c := range first {
 		first[c] = math.MaxInt64
 	}
-	for i := range p.reqs {
-		r := &p.reqs[i]
+	for i := range p.reqs.len() {
+		r := p.reqs.at(i)
 		if r.start >= first[r.conv] {
 			continue
 		}
@@ -314,23 +323,24 @@ func cut(q99 float64, target int, integer bool) (g grid, n int) {
 	return g, int(q99/g.edge(1)) + 1
 }
 
-// profiler builds the profiles of rows, with their requests, in buffers
-// of a value per row that the profiles share.
+// profiler builds the profiles of rows in buffers of a value per row
+// that the profiles share.
 type profiler struct {
-	reqs        []req
-	rows        []row
-	xs, scratch []float64
-	bucket      []int32
+	rows []row
+	// xs is the value of each row that cuts the buckets, buf the values
+	// of a figure in order of bucket.
+	xs, buf []float64
+	bucket  []int32
 }
 
-func newProfiler(reqs []req, rows []row) *profiler {
+func newProfiler(rows []row) *profiler {
 	n := len(rows)
-	return &profiler{reqs: reqs, rows: rows, xs: make([]float64, n), scratch: make([]float64, n), bucket: make([]int32, n)}
+	return &profiler{rows: rows, xs: make([]float64, n), buf: make([]float64, n), bucket: make([]int32, n)}
 }
 
 // q99 returns the 99th percentile of pr.xs.
 func (pr *profiler) q99() float64 {
-	return stats.QuantileSelect(append(pr.scratch[:0], pr.xs...), 0.99)
+	return stats.QuantileSelect(append(pr.buf[:0], pr.xs...), 0.99)
 }
 
 // tokens buckets the rows by reuse distance in tokens; it returns the
@@ -341,14 +351,17 @@ func (pr *profiler) tokens() ([]TokenBucket, [][]int32) {
 		return []TokenBucket{}, nil
 	}
 	xs := pr.xs
-	for k, w := range rows {
-		xs[k] = float64(w.tokens)
+	for k := range rows {
+		xs[k] = float64(rows[k].tokens)
 	}
 	g, n := cut(pr.q99(), bucketsFor(len(xs)), true)
 	groups := pr.group(g.edge(1), n)
+	secs := pr.medians(groups, func(w *row) float64 { return w.secs })
+	convs := pr.medians(groups, func(w *row) float64 { return float64(w.convs) })
+	prevCtx := pr.medians(groups, func(w *row) float64 { return float64(w.prevCtx) })
+	cells := pr.cells(groups)
 	out := make([]TokenBucket, 0, n)
 	kept := make([][]int32, 0, n)
-	scratch := pr.scratch
 	for b, idx := range groups {
 		if len(idx) == 0 {
 			continue
@@ -362,10 +375,10 @@ func (pr *profiler) tokens() ([]TokenBucket, [][]int32) {
 		}
 		out = append(out, TokenBucket{
 			Lo: int64(g.edge(b)), Hi: hi,
-			SecondsP50:           ptr(medianOf(scratch, rows, idx, func(w *row) float64 { return w.secs })),
-			ConversationsP50:     medianOf(scratch, rows, idx, func(w *row) float64 { return float64(w.convs) }),
-			PrevContextTokensP50: medianOf(scratch, rows, idx, func(w *row) float64 { return w.prevCtx }),
-			Cell:                 pr.cell(scratch, idx),
+			SecondsP50:           ptr(secs[b]),
+			ConversationsP50:     convs[b],
+			PrevContextTokensP50: prevCtx[b],
+			Cell:                 cells[b],
 		})
 	}
 	return out, kept
@@ -379,14 +392,15 @@ func (pr *profiler) seconds() ([]SecondsBucket, [][]int32) {
 		return []SecondsBucket{}, nil
 	}
 	xs := pr.xs
-	for k, w := range rows {
-		xs[k] = max(0, w.secs)
+	for k := range rows {
+		xs[k] = max(0, rows[k].secs)
 	}
 	g, n := cut(pr.q99(), bucketsFor(len(xs)), false)
 	groups := pr.group(g.edge(1), n)
+	tokens := pr.medians(groups, func(w *row) float64 { return float64(w.tokens) })
+	cells := pr.cells(groups)
 	out := make([]SecondsBucket, 0, n)
 	kept := make([][]int32, 0, n)
-	scratch := pr.scratch
 	for b, idx := range groups {
 		if len(idx) == 0 {
 			continue
@@ -398,16 +412,14 @@ func (pr *profiler) seconds() ([]SecondsBucket, [][]int32) {
 				hi = max(hi, xs[k])
 			}
 		}
-		out = append(out, SecondsBucket{Lo: g.edge(b), Hi: hi,
-			TokensP50: medianOf(scratch, rows, idx, func(w *row) float64 { return float64(w.tokens) }),
-			Cell:      pr.cell(scratch, idx)})
+		out = append(out, SecondsBucket{Lo: g.edge(b), Hi: hi, TokensP50: tokens[b], Cell: cells[b]})
 	}
 	return out, kept
 }
 
 // group returns the indices of pr.xs per bucket of width, the last bucket
-// taking everything beyond: a counting sort, the groups slices of one
-// new array.
+// taking everything beyond, and leaves each row's bucket in pr.bucket: a
+// counting sort, the groups slices of one new array.
 func (pr *profiler) group(width float64, n int) [][]int32 {
 	xs, bucket := pr.xs, pr.bucket
 	count := make([]int, n+1)
@@ -432,47 +444,66 @@ func (pr *profiler) group(width float64, n int) [][]int32 {
 	return groups
 }
 
-// medianOf returns the median of f over the rows idx, using scratch.
-func medianOf(scratch []float64, rows []row, idx []int32, f func(*row) float64) float64 {
-	xs := scratch[:0]
-	for _, k := range idx {
-		xs = append(xs, f(&rows[k]))
+// medians returns per bucket of groups the median of f over its rows, NaN
+// values left out (NaN for none): one pass over the rows in order puts the
+// values into pr.buf bucket by bucket, then one select per bucket.
+func (pr *profiler) medians(groups [][]int32, f func(*row) float64) []float64 {
+	fill := make([]int, len(groups))
+	from := 0
+	for b, idx := range groups {
+		fill[b] = from
+		from += len(idx)
 	}
-	return median(xs)
+	buf := pr.buf
+	for k := range pr.rows {
+		if x := f(&pr.rows[k]); !math.IsNaN(x) {
+			b := pr.bucket[k]
+			buf[fill[b]] = x
+			fill[b]++
+		}
+	}
+	out := make([]float64, len(groups))
+	from = 0
+	for b, idx := range groups {
+		out[b] = math.NaN()
+		if fill[b] > from {
+			out[b] = median(buf[from:fill[b]])
+		}
+		from += len(idx)
+	}
+	return out
 }
 
-// cell computes the figures of the rows idx but the tier split, using
-// scratch.
-func (pr *profiler) cell(scratch []float64, idx []int32) Cell {
-	c := Cell{Requests: len(idx)}
-	var shareSum, shareN, ttftSum, uncachedSum float64
-	ttfts := scratch[:0]
-	for _, k := range idx {
-		w := &pr.rows[k]
+// cells returns the figures of each bucket of groups but the tier split,
+// summing over its rows in order as a pass over the rows meets them.
+func (pr *profiler) cells(groups [][]int32) []Cell {
+	type sums struct{ shareSum, shareN, ttftSum, uncachedSum float64 }
+	acc := make([]sums, len(groups))
+	for k := range pr.rows {
+		w, a := &pr.rows[k], &acc[pr.bucket[k]]
 		if !math.IsNaN(w.share) {
-			shareSum += w.share
-			shareN++
+			a.shareSum += w.share
+			a.shareN++
 		}
-		r := &pr.reqs[w.i]
-		if r.ttft >= 0 {
-			ms := r.ttftMs()
-			ttfts = append(ttfts, ms)
-			if r.cached >= 0 {
-				ttftSum += ms
-				uncachedSum += float64(r.prompt - r.cached)
-			}
+		if w.ttft >= 0 && w.uncached != noCached {
+			a.ttftSum += ttftMs(w.ttft)
+			a.uncachedSum += float64(w.uncached)
 		}
 	}
-	if shareN > 0 {
-		c.CachedShare = ptr(shareSum / shareN)
+	ttft := pr.medians(groups, func(w *row) float64 { return ttftMs(w.ttft) })
+	out := make([]Cell, len(groups))
+	for b, idx := range groups {
+		a, c := &acc[b], &out[b]
+		c.Requests = len(idx)
+		if a.shareN > 0 {
+			c.CachedShare = ptr(a.shareSum / a.shareN)
+		}
+		c.TTFTP50Ms = ptr(ttft[b])
+		if a.uncachedSum > 0 {
+			c.TTFTPerUncachedTokenMs = ptr(a.ttftSum / a.uncachedSum)
+		}
 	}
-	if len(ttfts) > 0 {
-		c.TTFTP50Ms = ptr(median(ttfts))
-	}
-	if uncachedSum > 0 {
-		c.TTFTPerUncachedTokenMs = ptr(ttftSum / uncachedSum)
-	}
-	return c
+	return out
 }
 
 // tierShares splits the cached share of the rows idx by tier: the mean

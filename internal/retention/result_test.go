@@ -243,16 +243,16 @@ func TestTiers(t *testing.T) {
 		p.Add(&recs[i], true)
 	}
 	shared := p.sharedPrefixes()
-	reuses := distances(p.reqs, int(p.nconv), shared)
+	reuses := distances(&p.reqs, int(p.nconv), shared)
 	pos := map[int32]float64{}
-	for _, u := range reuses {
-		pos[u.i] = float64(u.tokens) + float64(p.reqs[u.prev].ctx)/2
+	for u := range reuses {
+		pos[u.i] = float64(u.tokens) + float64(p.reqs.at(int(u.prev)).ctx)/2
 	}
 	var ivs []TierInterval
-	for k := 0; k < len(p.reqs); k += 50 {
-		iv := TierInterval{Start: p.reqs[k].start - 1, End: p.reqs[min(k+50, len(p.reqs))-1].end}
-		for i := k; i < min(k+50, len(p.reqs)); i++ {
-			c := float64(p.reqs[i].cached)
+	for k := 0; k < p.reqs.len(); k += 50 {
+		iv := TierInterval{Start: p.reqs.at(k).start - 1, End: p.reqs.at(min(k+50, p.reqs.len()) - 1).end}
+		for i := k; i < min(k+50, p.reqs.len()); i++ {
+			c := float64(p.reqs.at(i).cached)
 			if pos[int32(i)] <= 10000 {
 				iv.Local += c
 			} else {
@@ -321,28 +321,43 @@ func TestEdgesPrintRound(t *testing.T) {
 // that come back, negative and huge client numbers).
 func TestConversationNumbers(t *testing.T) {
 	t.Parallel()
-	rng := rand.New(rand.NewPCG(7, 8))
-	clients := []int{-1, 0, 1, 2, 3, maxClientCache - 1, maxClientCache, 1 << 30}
-	p := New()
-	type key struct{ run, conv string }
-	want := map[key]int32{}
-	var wantSeq []int32
-	for k := range 5000 {
-		run := fmt.Sprint("run", k/700%3) // runs 0, 1, 2, 0, 1, 2, 0, 1
-		r := record.Record{RunID: run, ConversationID: fmt.Sprint("c", rng.IntN(40)), Client: clients[rng.IntN(len(clients))]}
-		kk := key{run, r.ConversationID}
-		if _, ok := want[kk]; !ok {
-			want[kk] = int32(len(want))
-		}
-		wantSeq = append(wantSeq, want[kk])
-		p.Add(&r, true)
-	}
-	for k := range p.reqs {
-		if p.reqs[k].conv != wantSeq[k] {
-			t.Fatalf("request %d: conversation %d, want %d", k, p.reqs[k].conv, wantSeq[k])
-		}
-	}
-	if int(p.nconv) != len(want) {
-		t.Errorf("%d conversations, want %d", p.nconv, len(want))
+	for _, tc := range []struct {
+		name string
+		hash func(string) uint64 // nil: New's
+	}{
+		{"maphash", nil},
+		{"colliding", func(s string) uint64 { return uint64(len(s)) }}, // c0 … c9 share one hash, c10 … c39 another
+		{"one hash", func(string) uint64 { return 7 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(7, 8))
+			clients := []int{-1, 0, 1, 2, 3, maxClientCache - 1, maxClientCache, 1 << 30}
+			p := New()
+			if tc.hash != nil {
+				p.hash = tc.hash
+			}
+			type key struct{ run, conv string }
+			want := map[key]int32{}
+			var wantSeq []int32
+			for k := range 5000 {
+				run := fmt.Sprint("run", k/700%3) // runs 0, 1, 2, 0, 1, 2, 0, 1
+				r := record.Record{RunID: run, ConversationID: fmt.Sprint("c", rng.IntN(40)), Client: clients[rng.IntN(len(clients))]}
+				kk := key{run, r.ConversationID}
+				if _, ok := want[kk]; !ok {
+					want[kk] = int32(len(want))
+				}
+				wantSeq = append(wantSeq, want[kk])
+				p.Add(&r, true)
+			}
+			for k := range p.reqs.len() {
+				if p.reqs.at(k).conv != wantSeq[k] {
+					t.Fatalf("request %d: conversation %d, want %d", k, p.reqs.at(k).conv, wantSeq[k])
+				}
+			}
+			if int(p.nconv) != len(want) {
+				t.Errorf("%d conversations, want %d", p.nconv, len(want))
+			}
+		})
 	}
 }

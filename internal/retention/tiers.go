@@ -48,7 +48,7 @@ type StageTiers struct {
 // that started in it are taken in order of reuse distance, and the local
 // tier's part of their cached tokens goes to the nearest ones: an LRU
 // hierarchy keeps the most recently used blocks in the first tier.
-func (p *Pass) tiers(ivs []TierInterval, reuses []reuse, rows []row) (*Tiers, []float64) {
+func (p *Pass) tiers(ivs []TierInterval, rows []row, others []reuse) (*Tiers, []float64) {
 	t := &Tiers{}
 	ivs = slices.Clone(ivs)
 	slices.SortFunc(ivs, func(a, b TierInterval) int { return cmp.Compare(a.End, b.End) })
@@ -56,13 +56,16 @@ func (p *Pass) tiers(ivs []TierInterval, reuses []reuse, rows []row) (*Tiers, []
 		t.LocalHitTokens += iv.Local
 		t.ExternalHitTokens += iv.External
 	}
-	dist := make([]int64, len(p.reqs))
-	for _, u := range reuses {
+	dist := make([]int64, p.reqs.len())
+	for k := range rows {
+		dist[rows[k].i] = rows[k].tokens
+	}
+	for _, u := range others {
 		dist[u.i] = u.tokens
 	}
 	per := make([][]int32, len(ivs))
-	for i := range p.reqs {
-		r := &p.reqs[i]
+	for i := range p.reqs.len() {
+		r := p.reqs.at(i)
 		if r.cached <= 0 {
 			continue
 		}
@@ -71,7 +74,7 @@ func (p *Pass) tiers(ivs []TierInterval, reuses []reuse, rows []row) (*Tiers, []
 			per[k] = append(per[k], int32(i))
 		}
 	}
-	local := make([]float64, len(p.reqs))
+	local := make([]float64, p.reqs.len())
 	for i := range local {
 		local[i] = math.NaN()
 	}
@@ -83,11 +86,11 @@ func (p *Pass) tiers(ivs []TierInterval, reuses []reuse, rows []row) (*Tiers, []
 		slices.SortFunc(idx, func(a, b int32) int { return cmp.Or(cmp.Compare(dist[a], dist[b]), cmp.Compare(a, b)) })
 		var sum float64
 		for _, i := range idx {
-			sum += float64(p.reqs[i].cached)
+			sum += float64(p.reqs.at(int(i)).cached)
 		}
 		budget := sum * ivs[k].Local / hits
 		for _, i := range idx {
-			l := min(float64(p.reqs[i].cached), budget)
+			l := min(float64(p.reqs.at(int(i)).cached), budget)
 			local[i] = l
 			budget -= l
 		}
@@ -96,7 +99,7 @@ func (p *Pass) tiers(ivs []TierInterval, reuses []reuse, rows []row) (*Tiers, []
 	var lpts, tpts []point
 	for k := range rows {
 		w := &rows[k]
-		c := p.reqs[w.i].cached
+		c := p.reqs.at(int(w.i)).cached
 		shares[k] = math.NaN()
 		if math.IsNaN(w.share) {
 			continue
@@ -109,7 +112,7 @@ func (p *Pass) tiers(ivs []TierInterval, reuses []reuse, rows []row) (*Tiers, []
 		default:
 			continue
 		}
-		x := float64(w.tokens) + w.prevCtx/2
+		x := float64(w.tokens) + float64(w.prevCtx)/2
 		lpts = append(lpts, point{x, shares[k]})
 		tpts = append(tpts, point{x, w.share})
 	}
@@ -127,8 +130,8 @@ func (p *Pass) tiers(ivs []TierInterval, reuses []reuse, rows []row) (*Tiers, []
 func (p *Pass) stageTiers(ivs []TierInterval) []StageTiers {
 	type window struct{ lo, hi int64 }
 	wins := map[int32]*window{}
-	for i := range p.reqs {
-		r := &p.reqs[i]
+	for i := range p.reqs.len() {
+		r := p.reqs.at(i)
 		if !r.counted || r.stage <= 0 {
 			continue
 		}

@@ -20,8 +20,8 @@ const minFitTurns = 8
 func (p *Pass) fitTTFT() *Fit {
 	type obs struct{ prompt, ttft float64 }
 	var first []obs
-	for i := range p.reqs {
-		r := &p.reqs[i]
+	for i := range p.reqs.len() {
+		r := p.reqs.at(i)
 		if r.first && r.ttft >= 0 {
 			first = append(first, obs{float64(r.prompt), float64(r.ttft) / 1e6})
 		}
