@@ -114,7 +114,7 @@ func Run(ctx context.Context, o *Options, s command.Streams) (err error) {
 		return err
 	}
 	defer o.VLLM.Remove()
-	collected, err := o.VLLM.Collect(recs, s.Err)
+	collected, err := o.VLLM.Collect(recs, o.records, s.Err)
 	if err != nil {
 		return err
 	}

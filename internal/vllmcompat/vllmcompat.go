@@ -27,8 +27,8 @@ import (
 // Outputs writes what vLLM's --excel-output, --stats-json-output and
 // --verbose write, from the run's records. A nil *Outputs writes nothing.
 // The workbook is written by the mtstats program (mtstats --xlsx-layout
-// vllm, package vllmbook), from a copy of the records kept in a temporary
-// file, so that its Excel library is not part of mtrun.
+// vllm, package vllmbook), so that its Excel library is not part of mtrun,
+// from the records file (see Collect).
 type Outputs struct {
 	Excel     bool   // statistics_<clients>_clients__<time>.xlsx in the working directory
 	StatsJSON string // the per-request list's file
@@ -48,8 +48,11 @@ type Outputs struct {
 	mu       sync.Mutex
 	requests []Request
 	log      io.Writer
+	// input is the records file mtstats reads: the run's --records, or
+	// copyPath.
+	input string
 	// copies writes the records' copy for mtstats to the file copyPath;
-	// nil without Excel, and after copyErr.
+	// nil unless Excel with the records on stdout, and after copyErr.
 	copies   record.Encoder
 	copyPath string
 	// copyErr is the copy's first write error: the copy stops, the run
@@ -58,16 +61,20 @@ type Outputs struct {
 }
 
 // Collect returns enc, also keeping vLLM's row of every record (after the
-// run's redaction, which happens before enc) and, for the workbook, a copy
-// of the records in a temporary file (Remove removes it); log receives the
-// --verbose lines and the workbook's name.
-func (v *Outputs) Collect(enc record.Encoder, log io.Writer) (record.Encoder, error) {
+// run's redaction, which happens before enc); log receives the --verbose
+// lines and the workbook's name. records is the run's --records: the
+// workbook is made from that file, which Write reads after the outputs are
+// closed; when records go to stdout ("-" or ""), Collect keeps a
+// compressed copy of the records the workbook uses in a temporary file
+// (Remove removes it).
+func (v *Outputs) Collect(enc record.Encoder, records string, log io.Writer) (record.Encoder, error) {
 	if v == nil {
 		return enc, nil
 	}
 	v.log = log
-	if v.Excel {
-		f, err := os.CreateTemp("", "mtrun-excel-*.jsonl")
+	v.input = records
+	if v.Excel && (records == "" || records == "-") {
+		f, err := os.CreateTemp("", "mtrun-excel-*.jsonl.zst")
 		if err != nil {
 			return nil, fmt.Errorf("--excel-output: %w", err)
 		}
@@ -76,6 +83,7 @@ func (v *Outputs) Collect(enc record.Encoder, log io.Writer) (record.Encoder, er
 		if v.copies, err = record.Create(v.copyPath, nil); err != nil {
 			return nil, fmt.Errorf("--excel-output: %w", err)
 		}
+		v.input = v.copyPath
 	}
 	return &tee{v: v, enc: enc}, nil
 }
@@ -110,7 +118,7 @@ func (t *tee) Encode(r *record.Record) error {
 	if ok {
 		t.v.requests = append(t.v.requests, q)
 	}
-	if c := t.v.copies; c != nil {
+	if c := t.v.copies; c != nil && ok {
 		if err := c.Encode(r); err != nil {
 			t.v.copyErr = fmt.Errorf("the records' copy %s: %w", t.v.copyPath, err)
 			c.Close()
@@ -191,19 +199,21 @@ func (v *Outputs) mtstatsArgs(name string, conversations int, warmupSec *float64
 	for _, p := range params {
 		args = append(args, "--xlsx-param", p.String())
 	}
-	return append(args, "--", v.copyPath)
+	return append(args, "--", v.input)
 }
 
-// runMtstats runs mtstats with args on the records' copy, which it then
-// removes; the report mtstats prints is not wanted, its diagnostics go to
+// runMtstats runs mtstats with args on the records (removing their copy
+// afterwards, if any); the report mtstats prints is not wanted, its diagnostics go to
 // the error. With no record, mtstats writes the workbook (parameters
 // only) and exits with status 1, which is success here.
 func (v *Outputs) runMtstats(name string, args []string) error {
 	defer v.Remove()
-	if err := v.copies.Close(); err != nil {
-		return fmt.Errorf("the records' copy %s: %w", v.copyPath, err)
+	if v.copies != nil {
+		if err := v.copies.Close(); err != nil {
+			return fmt.Errorf("the records' copy %s: %w", v.copyPath, err)
+		}
+		v.copies = nil
 	}
-	v.copies = nil
 	exe, err := command.Sibling("mtstats", v.Exe)
 	if err != nil {
 		return err

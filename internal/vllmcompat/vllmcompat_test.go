@@ -97,7 +97,7 @@ func TestCopyFailureKeepsRecords(t *testing.T) {
 	t.Chdir(t.TempDir())
 	var recs bytes.Buffer
 	v := &Outputs{Excel: true, StatsJSON: "stats.json", Clients: 1}
-	enc, err := v.Collect(record.NewJSONEncoder(&recs), io.Discard)
+	enc, err := v.Collect(record.NewJSONEncoder(&recs), "-", io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestCopyFailureKeepsRecords(t *testing.T) {
 	v.copies = record.NewJSONEncoder(&faultio.FullDisk{W: io.Discard, N: 10})
 	const n = 5
 	for i := range n {
-		if err := enc.Encode(&record.Record{ConversationID: "c", Turn: i + 1}); err != nil {
+		if err := enc.Encode(okRecord(i + 1)); err != nil {
 			t.Fatalf("record %d: %v", i, err)
 		}
 	}
@@ -121,5 +121,56 @@ func TestCopyFailureKeepsRecords(t *testing.T) {
 	}
 	if _, serr := os.Stat("stats.json"); serr != nil {
 		t.Errorf("statistics JSON: %v", serr)
+	}
+}
+
+// okRecord is a successful measured request, one the workbook uses.
+func okRecord(turn int) *record.Record {
+	return &record.Record{ConversationID: "c", Turn: turn, Status: 200, Start: time.Unix(1, 0)}
+}
+
+// TestWorkbookInput: mtstats reads the run's records file when there is
+// one; only records on stdout are copied, compressed, and only those the
+// workbook uses.
+func TestWorkbookInput(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, records := range []string{"recs.jsonl", "recs.parquet", "-"} {
+		v := &Outputs{Excel: true, Clients: 1}
+		enc, err := v.Collect(record.NewJSONEncoder(io.Discard), records, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warm := okRecord(1)
+		warm.Phase = record.PhaseWarmup
+		for _, r := range []*record.Record{warm, okRecord(2)} {
+			if err := enc.Encode(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		args := v.mtstatsArgs("w.xlsx", 1, nil)
+		in := args[len(args)-1]
+		if records != "-" {
+			if in != records || v.copyPath != "" {
+				t.Errorf("%s: mtstats reads %s, copy %q; want the records file, no copy", records, in, v.copyPath)
+			}
+			continue
+		}
+		if in != v.copyPath || !strings.HasSuffix(in, ".jsonl.zst") {
+			t.Errorf("stdout: mtstats reads %q, copy %q; want the .jsonl.zst copy", in, v.copyPath)
+		}
+		if err := v.copies.Close(); err != nil {
+			t.Fatal(err)
+		}
+		v.copies = nil
+		files := &record.Files{Paths: []string{in}}
+		defer files.Close()
+		n := 0
+		for files.Scan() {
+			n++
+		}
+		if err := files.Err(); err != nil || n != 1 {
+			t.Errorf("copy: %d records (%v), want the 1 the workbook uses", n, err)
+		}
+		v.Remove()
 	}
 }
