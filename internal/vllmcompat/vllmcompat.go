@@ -195,7 +195,9 @@ func (v *Outputs) mtstatsArgs(name string, conversations int, warmupSec *float64
 	if v.Verbose {
 		layout = "vllm-verbose"
 	}
-	args := []string{"--no-metrics", "--xlsx", name, "--xlsx-layout", layout, "--warmup-percentages", v.Warmup}
+	// The report mtstats prints is discarded: --no-retention skips the
+	// cache retention analysis, which only that report shows.
+	args := []string{"--no-metrics", "--no-retention", "--xlsx", name, "--xlsx-layout", layout, "--warmup-percentages", v.Warmup}
 	for _, p := range params {
 		args = append(args, "--xlsx-param", p.String())
 	}

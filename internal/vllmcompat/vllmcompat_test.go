@@ -148,6 +148,9 @@ func TestWorkbookInput(t *testing.T) {
 			}
 		}
 		args := v.mtstatsArgs("w.xlsx", 1, nil)
+		if !slices.Contains(args, "--no-retention") {
+			t.Errorf("mtstats %q: want --no-retention (its report is discarded)", args)
+		}
 		in := args[len(args)-1]
 		if records != "-" {
 			if in != records || v.copyPath != "" {
