@@ -172,7 +172,7 @@ func Run(ctx context.Context, o *Options, s command.Streams) (err error) {
 	// The others go to stderr.
 	errs := []error{runErr, outs.Close(), derr}
 	if sum != nil {
-		errs = append(errs, o.VLLM.Write(in.Sessions(), warmSec, time.Now()), writeManifest(o, sum, digest, started, s.Out))
+		errs = append(errs, o.VLLM.Write(abort, in.Sessions(), warmSec, time.Now()), writeManifest(o, sum, digest, started, s.Out))
 		if !o.quiet {
 			printSummary(s.Err, sum, o.AskedRate())
 		}

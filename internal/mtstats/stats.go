@@ -332,6 +332,11 @@ func (c *collector) finish(objs []judge.Objective, partial bool) error {
 		if err := c.writeVLLM(); err != nil {
 			return err
 		}
+		// That workbook is the result: no records is success here.
+		if why := c.noRecords(); why != "" {
+			fmt.Fprintln(o.Err, why)
+			return nil
+		}
 	}
 	if why := c.noRecords(); why != "" {
 		fmt.Fprintln(o.Err, why)

@@ -7,8 +7,8 @@ package vllmcompat
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,7 +46,7 @@ type Outputs struct {
 	Exe string
 
 	mu       sync.Mutex
-	requests []Request
+	requests []Request // for StatsJSON
 	log      io.Writer
 	// input is the records file mtstats reads: the run's --records, or
 	// copyPath.
@@ -115,7 +115,7 @@ func (t *tee) Encode(r *record.Record) error {
 	}
 	q, ok := RequestFrom(r)
 	t.v.mu.Lock()
-	if ok {
+	if ok && t.v.StatsJSON != "" {
 		t.v.requests = append(t.v.requests, q)
 	}
 	if c := t.v.copies; c != nil && ok {
@@ -141,7 +141,7 @@ func (t *tee) Close() error { return t.enc.Close() }
 // now names the workbook as vLLM does
 // (statistics_<clients>_clients__<dd-mm-YYYY_HH-MM-SS>.xlsx, in the
 // working directory).
-func (v *Outputs) Write(conversations int, warmupSec *float64, now time.Time) error {
+func (v *Outputs) Write(ctx context.Context, conversations int, warmupSec *float64, now time.Time) error {
 	if v == nil {
 		return nil
 	}
@@ -167,7 +167,7 @@ func (v *Outputs) Write(conversations int, warmupSec *float64, now time.Time) er
 		return fmt.Errorf("--excel-output: no workbook: %w", v.copyErr)
 	}
 	name := fmt.Sprintf("statistics_%d_clients__%s.xlsx", v.Clients, now.Format("02-01-2006_15-04-05"))
-	if err := v.runMtstats(name, v.mtstatsArgs(name, conversations, warmupSec)); err != nil {
+	if err := v.runMtstats(ctx, v.mtstatsArgs(name, conversations, warmupSec)); err != nil {
 		return fmt.Errorf("--excel-output: %w", err)
 	}
 	fmt.Fprintf(v.log, "mtrun: client metrics exported to file: %s\n", name)
@@ -205,10 +205,10 @@ func (v *Outputs) mtstatsArgs(name string, conversations int, warmupSec *float64
 }
 
 // runMtstats runs mtstats with args on the records (removing their copy
-// afterwards, if any); the report mtstats prints is not wanted, its diagnostics go to
-// the error. With no record, mtstats writes the workbook (parameters
-// only) and exits with status 1, which is success here.
-func (v *Outputs) runMtstats(name string, args []string) error {
+// afterwards, if any); the report mtstats prints is not wanted, its
+// diagnostics go to the error. With no record, mtstats writes the
+// workbook (parameters only) and succeeds. Ending ctx kills mtstats.
+func (v *Outputs) runMtstats(ctx context.Context, args []string) error {
 	defer v.Remove()
 	if v.copies != nil {
 		if err := v.copies.Close(); err != nil {
@@ -221,16 +221,9 @@ func (v *Outputs) runMtstats(name string, args []string) error {
 		return err
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command(exe, args...)
+	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
-	err = cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.ExitCode() == command.ExitFailure && len(v.requests) == 0 {
-		if _, serr := os.Stat(name); serr == nil {
-			return nil
-		}
-	}
-	if err != nil {
+	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s %s: %w: %s", exe, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return nil

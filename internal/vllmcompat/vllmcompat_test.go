@@ -2,6 +2,7 @@ package vllmcompat
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -84,7 +85,7 @@ func TestConversationsOut(t *testing.T) {
 func TestNilOutputs(t *testing.T) {
 	t.Parallel()
 	var v *Outputs
-	if err := v.Write(3, nil, time.Now()); err != nil {
+	if err := v.Write(context.Background(), 3, nil, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -115,7 +116,7 @@ func TestCopyFailureKeepsRecords(t *testing.T) {
 	if got := strings.Count(recs.String(), "\n"); got != n {
 		t.Errorf("%d records written, want %d", got, n)
 	}
-	err = v.Write(1, nil, time.Now())
+	err = v.Write(context.Background(), 1, nil, time.Now())
 	if err == nil || !errors.Is(err, syscall.ENOSPC) {
 		t.Errorf("Write: %v, want the copy's ENOSPC", err)
 	}
