@@ -379,3 +379,73 @@ func maps(m map[string][]byte) [][]byte {
 	}
 	return out
 }
+
+// TestNoSecretExcelOutput: with -e, no secret reaches the workbook
+// mtstats writes, the records' temporary copy, or mtstats' arguments; a
+// wrapper in place of mtstats records them. --model carries the API key
+// here, as a model name echoed by a server may. Not parallel: the
+// workbook goes to the working directory.
+func TestNoSecretExcelOutput(t *testing.T) {
+	real := filepath.Join(filepath.Dir(buildMtstats(t)), "mtstats")
+	dir, wrap := t.TempDir(), t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("TMPDIR", dir)
+	script := "#!/bin/sh\nfor a; do printf '%s\\n' \"$a\"; last=$a; done >" + filepath.Join(dir, "argv.txt") +
+		"\ncp \"$last\" " + filepath.Join(dir, "copy.jsonl.zst") + "\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(wrap, "mtstats"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv := echoServer(t)
+	url := strings.Replace(srv.URL, "http://", "http://"+secretUser+":"+secretPass+"@", 1)
+	got := mtrunBeside(t, filepath.Join(wrap, "mtrun"), "--url", url, "--api-key", secretKey, "--header", "X-Api-Key: "+secretHeader,
+		"--max-retries", "1", "--tokenizer", "none", "-p", "2", "-e", "--model", "m-"+secretKey, "-i", vllmList(t, 4, 3))
+	if got.code != 0 {
+		t.Fatalf("mtrun -e: exit %d\n%s", got.code, got.stderr)
+	}
+	outputs := map[string][]byte{"stdout": got.stdoutBytes, "stderr": []byte(got.stderr)}
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	var books int
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs[filepath.Base(f)] = b
+		switch {
+		case strings.HasSuffix(f, ".zst"):
+			outputs[filepath.Base(f)+" decoded"] = decodeFile(t, f)
+		case strings.HasSuffix(f, ".xlsx"):
+			books++
+			z, err := zip.OpenReader(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, zf := range z.File {
+				rc, err := zf.Open()
+				if err != nil {
+					t.Fatal(err)
+				}
+				outputs["workbook "+zf.Name], _ = io.ReadAll(rc)
+				rc.Close()
+			}
+			z.Close()
+		}
+	}
+	if books != 1 || len(outputs["argv.txt"]) == 0 || len(outputs["copy.jsonl.zst decoded"]) == 0 {
+		t.Fatalf("%d workbooks, argv %q, copy of %d bytes: want one of each", books, outputs["argv.txt"], len(outputs["copy.jsonl.zst decoded"]))
+	}
+	if !bytes.Contains(outputs["argv.txt"], []byte(`model="m-[REDACTED]"`)) {
+		t.Errorf("mtstats' arguments do not hold the redacted model:\n%s", outputs["argv.txt"])
+	}
+	for name, b := range outputs {
+		for _, s := range secretForms(secretKey) {
+			if i := bytes.Index(b, []byte(s)); i >= 0 {
+				lo, hi := max(0, i-80), min(len(b), i+len(s)+40)
+				t.Errorf("%s holds secret form %q: ...%s...", name, s, b[lo:hi])
+			}
+		}
+		if s, ok := decodedSecret(b); ok {
+			t.Errorf("%s holds secret %s", name, s)
+		}
+	}
+}

@@ -114,6 +114,9 @@ func Run(ctx context.Context, o *Options, s command.Streams) (err error) {
 		return err
 	}
 	defer o.VLLM.Remove()
+	if o.VLLM != nil {
+		o.VLLM.Redact = replay.NewRedactor(&o.Replay).String
+	}
 	collected, err := o.VLLM.Collect(recs, o.records, s.Err)
 	if err != nil {
 		return err

@@ -41,6 +41,9 @@ type Outputs struct {
 	Clients, Active      int
 	Seed                 uint64
 	MinTokens, MaxTokens int
+	// Redact removes the run's secrets from the workbook's parameters and
+	// from mtstats' error text, as the manifest's (nil: none).
+	Redact func(string) string
 	// Exe is where mtstats is looked for first: beside this executable
 	// (empty: the running one), then on PATH; see command.Sibling.
 	Exe string
@@ -199,9 +202,16 @@ func (v *Outputs) mtstatsArgs(name string, conversations int, warmupSec *float64
 	// cache retention analysis, which only that report shows.
 	args := []string{"--no-metrics", "--no-retention", "--xlsx", name, "--xlsx-layout", layout, "--warmup-percentages", v.Warmup}
 	for _, p := range params {
-		args = append(args, "--xlsx-param", p.String())
+		args = append(args, "--xlsx-param", v.redact(p.String()))
 	}
 	return append(args, "--", v.input)
+}
+
+func (v *Outputs) redact(s string) string {
+	if v.Redact == nil {
+		return s
+	}
+	return v.Redact(s)
 }
 
 // runMtstats runs mtstats with args on the records (removing their copy
@@ -224,7 +234,7 @@ func (v *Outputs) runMtstats(ctx context.Context, args []string) error {
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s %s: %w: %s", exe, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("%s %s: %w: %s", exe, strings.Join(args, " "), err, v.redact(strings.TrimSpace(stderr.String())))
 	}
 	return nil
 }
