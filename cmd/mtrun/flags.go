@@ -154,7 +154,7 @@ func (v *values) flags() []cli.Flag {
 		cat(limits, cliflag.Duration("duration", &v.Duration, "send no new request (user turn) after `DURATION`")),
 		cliflag.MaxTurns(&v.MaxTurns),
 		&cli.IntFlag{Name: "max-user-turns", DefaultText: "all", Destination: &v.MaxUserTurns, Category: limits, Usage: "replay the first `N` user turns of each conversation (--max-turns counts messages)"},
-		&cli.IntFlag{Name: "warmup-turns", Destination: &v.WarmupTurns, Category: limits, Usage: "the first `N` requests are recorded with phase=warmup"},
+		&cli.IntFlag{Name: "warmup-turns", Destination: &v.WarmupTurns, Category: limits, Usage: "the first `N` requests (user turns) are recorded with phase=warmup"},
 		&cli.BoolFlag{Name: "warmup-step", Destination: &v.WarmupStep, Category: limits, Usage: "vLLM's warmup: send the first request (user turn) of every conversation first, recorded as phase=warmup"},
 
 		&cli.IntFlag{Name: "max-tokens", DefaultText: "the dataset's target", Destination: &v.MaxTokens, Category: tokens, Usage: "send max_tokens `N` in every request"},

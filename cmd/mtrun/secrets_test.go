@@ -338,20 +338,7 @@ func statsOutputs(t *testing.T, records string) map[string][]byte {
 		out["mtstats stdout "+to], out["mtstats stderr "+to] = stdout.Bytes(), stderr.Bytes()
 		switch to {
 		case "w.xlsx":
-			z, err := zip.OpenReader(filepath.Join(dir, to))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range z.File {
-				rc, err := f.Open()
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, _ := io.ReadAll(rc)
-				rc.Close()
-				out["mtstats --xlsx "+f.Name] = b
-			}
-			z.Close()
+			unzipInto(t, filepath.Join(dir, to), "mtstats --xlsx ", out)
 		case "to.parquet":
 			for _, r := range readFiles(t, filepath.Join(dir, to)) {
 				v := reflect.ValueOf(r)
@@ -416,19 +403,7 @@ func TestNoSecretExcelOutput(t *testing.T) {
 			outputs[filepath.Base(f)+" decoded"] = decodeFile(t, f)
 		case strings.HasSuffix(f, ".xlsx"):
 			books++
-			z, err := zip.OpenReader(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, zf := range z.File {
-				rc, err := zf.Open()
-				if err != nil {
-					t.Fatal(err)
-				}
-				outputs["workbook "+zf.Name], _ = io.ReadAll(rc)
-				rc.Close()
-			}
-			z.Close()
+			unzipInto(t, f, "workbook ", outputs)
 		}
 	}
 	if books != 1 || len(outputs["argv.txt"]) == 0 || len(outputs["copy.jsonl.zst decoded"]) == 0 {
@@ -446,6 +421,28 @@ func TestNoSecretExcelOutput(t *testing.T) {
 		}
 		if s, ok := decodedSecret(b); ok {
 			t.Errorf("%s holds secret %s", name, s)
+		}
+	}
+}
+
+// unzipInto puts every part of the zip file path (a workbook) in out,
+// under prefix and the part's name.
+func unzipInto(t *testing.T, path, prefix string, out map[string][]byte) {
+	t.Helper()
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	for _, f := range z.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[prefix+f.Name], err = io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -8,7 +8,8 @@
 // second that hand-off is most of the client's CPU (see
 // BenchmarkPostStream). This client writes the request with one system
 // call and, on plain TCP, waits for the poller to report the answer
-// instead of first trying a read that would find nothing (sendWait), parses the head with net/textproto and decodes chunked bodies with
+// instead of first trying a read that would find nothing (sendWait),
+// parses the head with net/textproto and decodes chunked bodies with
 // net/http/httputil's reader (the same code net/http uses), and checks a
 // pooled connection is still open with one non-blocking peek instead of a
 // goroutine parked on it.
@@ -227,10 +228,11 @@ type Response struct {
 	// Received tells, while Body is read, when the bytes read last from
 	// the connection arrived: the kernel's receive stamp of the last
 	// segment read (SO_TIMESTAMPNS, on Linux over plain TCP; the read's
-	// return when the kernel gave none), else the current time. A reader that stamps what it parses with it gets
-	// when the bytes reached the machine, not when this process got to
-	// read them: never later than the current time, never earlier than
-	// the arrival of the last byte parsed.
+	// return when the kernel gave none), else the current time. A reader
+	// that stamps what it parses with it gets when the bytes reached the
+	// machine, not when this process got to read them: never later than
+	// the current time, never earlier than the arrival of the last byte
+	// parsed.
 	Received func() time.Time
 }
 

@@ -190,12 +190,6 @@ func peekStdin(stdin io.Reader) (in *iox.Stream, release func(), k inputKind, er
 // peekStdinCtx is peekStdin, given up when ctx ends first (an interrupt
 // before stdin's first line): then it returns ErrInterrupted.
 func peekStdinCtx(ctx context.Context, stdin io.Reader) (*iox.Stream, func(), inputKind, error) {
-	type peeked struct {
-		in      *iox.Stream
-		release func()
-		k       inputKind
-		err     error
-	}
 	ch := make(chan peeked, 1)
 	go func() {
 		in, release, k, err := peekStdin(stdin)
@@ -205,7 +199,24 @@ func peekStdinCtx(ctx context.Context, stdin io.Reader) (*iox.Stream, func(), in
 	case p := <-ch:
 		return p.in, p.release, p.k, p.err
 	case <-ctx.Done():
+		go releaseLater(ch)
 		return nil, nil, kindRecords, ErrInterrupted
+	}
+}
+
+// peeked is what peekStdin returned.
+type peeked struct {
+	in      *iox.Stream
+	release func()
+	k       inputKind
+	err     error
+}
+
+// releaseLater waits for a peek given up on and releases its
+// decompressor, if any.
+func releaseLater(ch <-chan peeked) {
+	if p := <-ch; p.release != nil {
+		p.release()
 	}
 }
 

@@ -488,7 +488,7 @@ func (c *collector) writeVLLM() error {
 	warmup, _ := vllmcompat.ParsePercentages(o.warmupPercentages()) // checkLayout parsed it
 	wb := &vllmbook.Workbook{Warmup: warmup, Verbose: o.XLSXLayout == XLSXVLLMVerbose, Requests: c.vllm}
 	for _, p := range o.XLSXParams {
-		if p.Name != "warmup_runtime_sec" {
+		if p.Name != vllmcompat.WarmupRuntimeParam {
 			wb.Params = append(wb.Params, p)
 			continue
 		}

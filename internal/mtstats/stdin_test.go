@@ -202,3 +202,24 @@ func TestFirstLine(t *testing.T) {
 		release()
 	}
 }
+
+// TestReleaseLater: a stdin peek given up on (interrupt) still has its
+// decompressor released once the peek returns.
+func TestReleaseLater(t *testing.T) {
+	ch := make(chan peeked, 1)
+	released := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		releaseLater(ch)
+		close(done)
+	}()
+	ch <- peeked{release: func() { close(released) }}
+	<-done
+	select {
+	case <-released:
+	default:
+		t.Fatal("the peek's release was not called")
+	}
+	ch <- peeked{err: io.EOF} // no release: nothing to call
+	releaseLater(ch)
+}

@@ -5,11 +5,11 @@
 // loaded machine the kernel defers that work, and the stamp with it, up
 // to tens of milliseconds after the sender's write; the kernel starts
 // stamping for the whole machine a moment after the first socket asks,
-// and reads before then get the time of the read). A client that stamps a streamed reply's chunks
-// with it gets their arrival, not its own wake-up after them (on a busy
-// machine that wait runs from microseconds to tens of milliseconds, and
-// it is the reader's, not the sender's); a server gets when a request
-// arrived, before its own scheduling.
+// and reads before then get the time of the read). A client that stamps
+// a streamed reply's chunks with it gets their arrival, not its own
+// wake-up after them (on a busy machine that wait runs from microseconds
+// to tens of milliseconds, and it is the reader's, not the sender's); a
+// server gets when a request arrived, before its own scheduling.
 package rxstamp
 
 import (

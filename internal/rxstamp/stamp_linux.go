@@ -27,10 +27,6 @@ type Reader struct {
 	recvFn func(fd uintptr) bool
 
 	last atomic.Int64 // the stamp of the last read, since anchor (0: none yet)
-	// kernel reports whether the last read's stamp was the kernel's (the
-	// kernel starts stamping for the whole machine a moment after the
-	// first socket asks it to: reads before then are stamped when read).
-	kernel bool
 }
 
 // New turns on SO_TIMESTAMPNS on nc, a plain TCP connection (not TLS
@@ -131,7 +127,8 @@ func (r *Reader) recv(fd uintptr) bool {
 			// Stamps of one connection never go back (the bytes came in
 			// order; a step of the wall clock could otherwise reorder
 			// them).
-			r.last.Store(max(int64(r.stamp()), r.last.Load(), 1))
+			d, _ := r.stamp()
+			r.last.Store(max(int64(d), r.last.Load(), 1))
 		}
 		return true
 	}
@@ -139,31 +136,32 @@ func (r *Reader) recv(fd uintptr) bool {
 
 // stamp is the kernel's receive time in the control message of the last
 // recvmsg, since anchor on the monotonic clock; the current time when
-// there is none (or the wall clock stepped back past it).
-func (r *Reader) stamp() time.Duration {
+// there is none (or the wall clock stepped back past it). kernel reports
+// whether the message held the kernel's stamp (the kernel starts stamping
+// for the whole machine a moment after the first socket asks it to:
+// reads before then are stamped when read).
+func (r *Reader) stamp() (d time.Duration, kernel bool) {
 	t := time.Now()
 	now := t.Sub(anchor) // monotonic
-	r.kernel = false
 	var h syscall.Cmsghdr
 	hl := int(unsafe.Sizeof(h))
 	var ts syscall.Timespec
 	if int(r.msg.Controllen) < hl+int(unsafe.Sizeof(ts)) {
-		return now
+		return now, false
 	}
 	h = *(*syscall.Cmsghdr)(unsafe.Pointer(&r.oob[0]))
 	if h.Level != syscall.SOL_SOCKET || h.Type != syscall.SCM_TIMESTAMPNS || int(h.Len) < hl+int(unsafe.Sizeof(ts)) {
-		return now
+		return now, false
 	}
 	ts = *(*syscall.Timespec)(unsafe.Pointer(&r.oob[cmsgAlign(hl)]))
-	r.kernel = true
 	// How long the bytes waited, on the wall clock (the kernel's), taken
 	// off the monotonic now: durations between stamps are immune to steps
 	// of the wall clock, as time.Now's are.
 	held := t.Sub(time.Unix(int64(ts.Sec), int64(ts.Nsec)))
 	if held < 0 || held > maxHeld {
-		return now
+		return now, true
 	}
-	return now - held
+	return now - held, true
 }
 
 // cmsgAlign rounds n up to the alignment of control messages.

@@ -114,7 +114,7 @@ func WriteXLSX(path string, wb *Workbook) error {
 		runtime := (tail[len(tail)-1][col["end_time_ms"]].(float64) - tail[0][col["start_time_ms"]].(float64)) / 1000
 		ps := []vllmcompat.Param{{Name: "runtime_sec", Value: runtime}, {Name: "requests_per_sec", Value: float64(len(tail)) / runtime}}
 		if wb.WarmupRuntimeSec != nil {
-			ps = append(ps, vllmcompat.Param{Name: "warmup_runtime_sec", Value: *wb.WarmupRuntimeSec},
+			ps = append(ps, vllmcompat.Param{Name: vllmcompat.WarmupRuntimeParam, Value: *wb.WarmupRuntimeSec},
 				vllmcompat.Param{Name: "total_runtime_incl_warmup_sec", Value: runtime + *wb.WarmupRuntimeSec})
 		}
 		if err := paramRow(start, ps); err != nil {

@@ -7,6 +7,12 @@ import (
 	"strings"
 )
 
+// WarmupRuntimeParam is the parameter that carries the warmup's runtime
+// (vLLM's warmup_runtime_sec) from mtrun -e to mtstats' --xlsx-param; the
+// workbook writes it beside each block's runtime, not in the parameter
+// rows.
+const WarmupRuntimeParam = "warmup_runtime_sec"
+
 // Param is one named value of a parameter row of vLLM's workbook.
 type Param struct {
 	Name  string

@@ -192,7 +192,7 @@ func (v *Outputs) mtstatsArgs(name string, conversations int, warmupSec *float64
 		params = append(params, Param{Name: "max_tokens", Value: v.MaxTokens})
 	}
 	if warmupSec != nil {
-		params = append(params, Param{Name: "warmup_runtime_sec", Value: *warmupSec})
+		params = append(params, Param{Name: WarmupRuntimeParam, Value: *warmupSec})
 	}
 	layout := "vllm"
 	if v.Verbose {

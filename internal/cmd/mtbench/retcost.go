@@ -48,7 +48,9 @@ func (b *bench) retentionCost(ctx context.Context, dir string) error {
 	for i := range pairs {
 		got := map[bool]*proc{}
 		for k := range 2 {
-			on := (i+k)%2 == 0 // pairs alternate which build runs first
+			// Pairs alternate which setting (with or without
+			// --no-retention) runs first.
+			on := (i+k)%2 == 0
 			args := []string{"--format", "json", input}
 			if !on {
 				args = append([]string{"--no-retention"}, args...)
