@@ -29,7 +29,7 @@ func (o *Options) replayLoad(stop, abort context.Context, src source.Source, sin
 	}
 	return stagerun.Sweep(stop, abort, stagerun.SweepOptions{
 		Replay: o.Replay, Planner: sw.Planner, Objectives: sw.Objectives,
-		Schedule: func(st sweep.Stage, n int) schedule.Schedule { return o.Staged([]sweep.Stage{st}, n) },
+		Schedule: func(st sweep.Stage, n int) schedule.Schedule { return o.staged([]sweep.Stage{st}, n) },
 		TierHits: o.tierHits, Capacity: o.Stage.Capacity, Run: runStage, Log: errw,
 	}, src, sink)
 }

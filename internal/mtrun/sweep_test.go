@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
@@ -214,5 +216,43 @@ func TestSweepActiveLoop(t *testing.T) {
 	// conversation's first record in the stage.
 	if got, want := c.Stages[0].HitShare, 100*900.0/(4*950+96*1000); got == nil || math.Abs(*got-want) > 1e-9 {
 		t.Errorf("stage 1 hit share %v, want %g", got, want)
+	}
+}
+
+// TestStaged: the schedule of stages numbered from first takes the
+// run's arrival process and seed for rates, --user-gap for users and
+// --clients as the lanes of active stages (the stages of the sweeps
+// TestSweepWiring parses, and a --stages list).
+func TestStaged(t *testing.T) {
+	t.Parallel()
+	stage := func(kind sweep.Kind, level float64, d, warmup time.Duration) sweep.Stage {
+		return sweep.Stage{Kind: kind, Level: level, Duration: d, Warmup: warmup}
+	}
+	for _, tc := range []struct {
+		name   string
+		sched  scheduleFlags
+		seed   uint64
+		stages []sweep.Stage
+		first  int
+		want   schedule.Staged
+	}{
+		{"clients", scheduleFlags{clients: 1, poisson: true}, 0, []sweep.Stage{stage(sweep.Clients, 1, 3*time.Second, 500*time.Millisecond)}, 1,
+			schedule.Staged{Levels: []schedule.Level{{Level: 1, Duration: 3 * time.Second, Warmup: 500 * time.Millisecond}}, Poisson: true, First: 1}},
+		{"users", scheduleFlags{clients: 1, poisson: true, userGap: 100 * time.Millisecond}, 0, []sweep.Stage{stage(sweep.Users, 2, time.Second, 200*time.Millisecond)}, 1,
+			schedule.Staged{Gap: 100 * time.Millisecond, Levels: []schedule.Level{{Level: 2, Duration: time.Second, Warmup: 200 * time.Millisecond}}, Poisson: true, First: 1}},
+		{"active", scheduleFlags{clients: 4, poisson: true}, 0, []sweep.Stage{stage(sweep.Active, 4, 20*time.Second, 2*time.Second)}, 1,
+			schedule.Staged{Lanes: 4, Levels: []schedule.Level{{Level: 4, Duration: 20 * time.Second, Warmup: 2 * time.Second}}, Poisson: true, First: 1}},
+		{"active from 16", scheduleFlags{clients: 2, poisson: true}, 0, []sweep.Stage{stage(sweep.Active, 16, 30*time.Second, 5*time.Second)}, 1,
+			schedule.Staged{Lanes: 2, Levels: []schedule.Level{{Level: 16, Duration: 30 * time.Second, Warmup: 5 * time.Second}}, Poisson: true, First: 1}},
+		{"constant rate", scheduleFlags{clients: 1}, 7, []sweep.Stage{stage(sweep.Rate, 0.5, 30*time.Second, 5*time.Second)}, 1,
+			schedule.Staged{Rate: true, Levels: []schedule.Level{{Level: 0.5, Duration: 30 * time.Second, Warmup: 5 * time.Second}}, Seed: 7, First: 1}},
+		{"stages from 3", scheduleFlags{clients: 1, poisson: true}, 9, []sweep.Stage{stage(sweep.Rate, 2, 10*time.Second, 0), stage(sweep.Rate, 4, 10*time.Second, 2*time.Second)}, 3,
+			schedule.Staged{Rate: true, Levels: []schedule.Level{{Level: 2, Duration: 10 * time.Second}, {Level: 4, Duration: 10 * time.Second, Warmup: 2 * time.Second}}, Poisson: true, Seed: 9, First: 3}},
+	} {
+		o := &Options{sched: tc.sched}
+		o.Replay.RandSeed = tc.seed
+		if diff := cmp.Diff(tc.want, o.staged(tc.stages, tc.first)); diff != "" {
+			t.Errorf("%s: schedule (-want +got):\n%s", tc.name, diff)
+		}
 	}
 }
