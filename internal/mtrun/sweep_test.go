@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mtkit/mtkit/internal/clitest"
 	"github.com/mtkit/mtkit/internal/conv"
 	"github.com/mtkit/mtkit/internal/record"
 	"github.com/mtkit/mtkit/internal/replay"
@@ -55,7 +56,8 @@ func TestAskedRate(t *testing.T) {
 // requests/s per client up to 4 clients and no more: the loop runs the
 // planner's stages in order, numbers them, gives every record its
 // stage's load and the next sequence numbers, starts each stage where the
-// previous one stopped in the input, and writes the capacity (knee 4).
+// previous one stopped in the input, prints a line per stage (golden
+// file) and writes the capacity (knee 4).
 func TestSweepLoop(t *testing.T) {
 	t.Parallel()
 	capPath := filepath.Join(t.TempDir(), "capacity.json")
@@ -74,8 +76,10 @@ func TestSweepLoop(t *testing.T) {
 		for i := range n {
 			gap := time.Second / time.Duration(n) // back to back: n/s exactly
 			start := t0.Add(st.Levels[0].Warmup + time.Duration(i)*gap)
+			wait := time.Duration(i%4) * time.Millisecond // due before its client was free
 			r := &record.Record{Seq: ro.FirstSeq + int64(i), Stage: st.First, ConversationID: c.ID,
-				Scheduled: start, Start: start, End: start.Add(gap), TTFTNs: record.Ptr(int64(5e6))}
+				Scheduled: start.Add(-wait), Start: start, End: start.Add(gap), TTFTNs: record.Ptr(int64(5e6)),
+				ClientWaitNs: record.Ptr(int64(wait))}
 			if err := sink.Records.Encode(r); err != nil {
 				return nil, err
 			}
@@ -93,8 +97,10 @@ func TestSweepLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A line per stage (with the client wait's p99: the records carry
+	// it) and the capacity.
+	clitest.Golden(t, filepath.Join("testdata", "sweep-loop.stderr"), []byte(errb.String()))
 	c := readCapacity(t, capPath)
-	t.Logf("%s\n%s", c.Line(), errb.String())
 	var levels []float64
 	for i, j := range c.Stages {
 		levels = append(levels, j.Level)
