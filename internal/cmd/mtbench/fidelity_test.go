@@ -104,16 +104,23 @@ func allNear(a, b []float64) bool {
 	return true
 }
 
+// tappedSim serves a fast simulator with the tap for one test.
+func tappedSim(t *testing.T) *simHost {
+	t.Helper()
+	h, err := startSim(sim.Config{TTFTBase: time.Millisecond, DecodePerToken: time.Millisecond}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.close)
+	return h
+}
+
 // TestTapFlushTimes runs one streamed request through the tapped
 // simulator: every token chunk has a stamp and a flush time, in order,
 // the flush after the stamp.
 func TestTapFlushTimes(t *testing.T) {
 	t.Parallel()
-	h, err := startSim(sim.Config{TTFTBase: time.Millisecond, DecodePerToken: time.Millisecond}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.close()
+	h := tappedSim(t)
 	body := `{"model":"mtkit-sim","stream":true,"max_tokens":5,"messages":[{"role":"user","content":"hello there"}]}`
 	req, err := http.NewRequest(http.MethodPost, h.URL+"/v1/chat/completions", strings.NewReader(body))
 	if err != nil {
@@ -152,11 +159,7 @@ func TestTapFlushTimes(t *testing.T) {
 // arrival is the body's, after the handler started, not the head's.
 func TestTapArrivalIsLastByte(t *testing.T) {
 	t.Parallel()
-	h, err := startSim(sim.Config{TTFTBase: time.Millisecond, DecodePerToken: time.Millisecond}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.close()
+	h := tappedSim(t)
 	c, err := net.Dial("tcp", strings.TrimPrefix(h.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
