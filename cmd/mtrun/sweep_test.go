@@ -1,24 +1,13 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"math"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mtkit/mtkit/internal/conv"
-	"github.com/mtkit/mtkit/internal/record"
-	"github.com/mtkit/mtkit/internal/replay"
 	"github.com/mtkit/mtkit/internal/schedule"
-	"github.com/mtkit/mtkit/internal/source"
 	"github.com/mtkit/mtkit/internal/sweep"
 )
 
@@ -57,32 +46,27 @@ func TestSweepUsage(t *testing.T) {
 
 // TestSweepWiring checks the sweep's settings as parsed from the
 // command line: the planner (kind, levels, stage length, criteria,
-// objectives) and each stage's schedule. Whether a sweep finds a
+// objectives) and the run's schedule, which each stage replaces (the
+// stages' schedules: internal/mtrun's TestStaged). Whether a sweep finds a
 // server's capacity is a timing judgement: mtbench's sweep section.
 func TestSweepWiring(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name  string
-		args  []string
-		want  sweep.Planner
-		sched schedule.Staged // of the planner's first stage, numbered 1
-		objs  int
+		name string
+		args []string
+		want sweep.Planner
+		objs int
 	}{
 		{"clients with an SLO", []string{"--sweep", "clients", "--slo", "ttft_p95<=70ms", "--stage-duration", "3s", "--stage-warmup", "500ms", "--sweep-unsteady", "0.3"},
-			sweep.Planner{Kind: sweep.Clients, Start: 1, MaxStages: 12, Duration: 3 * time.Second, Warmup: 500 * time.Millisecond, Criteria: sweep.Criteria{Unsteady: 0.3}, Objectives: true},
-			schedule.Staged{Levels: []schedule.Level{{Level: 1, Duration: 3 * time.Second, Warmup: 500 * time.Millisecond}}, Poisson: true, First: 1}, 1},
+			sweep.Planner{Kind: sweep.Clients, Start: 1, MaxStages: 12, Duration: 3 * time.Second, Warmup: 500 * time.Millisecond, Criteria: sweep.Criteria{Unsteady: 0.3}, Objectives: true}, 1},
 		{"users", []string{"--sweep", "users", "--user-gap", "100ms", "--sweep-start", "2", "--sweep-max", "4", "--stage-duration", "1s", "--stage-warmup", "200ms", "--sweep-unsteady", "0.5", "--sweep-stages", "3"},
-			sweep.Planner{Kind: sweep.Users, Start: 2, Max: 4, MaxStages: 3, Duration: time.Second, Warmup: 200 * time.Millisecond, Criteria: sweep.Criteria{Unsteady: 0.5}},
-			schedule.Staged{Gap: 100 * time.Millisecond, Levels: []schedule.Level{{Level: 2, Duration: time.Second, Warmup: 200 * time.Millisecond}}, Poisson: true, First: 1}, 0},
+			sweep.Planner{Kind: sweep.Users, Start: 2, Max: 4, MaxStages: 3, Duration: time.Second, Warmup: 200 * time.Millisecond, Criteria: sweep.Criteria{Unsteady: 0.5}}, 0},
 		{"active", []string{"--sweep", "active", "--clients", "4", "--stage-duration", "20s", "--stage-warmup", "2s", "--sweep-max", "64"},
-			sweep.Planner{Kind: sweep.Active, Clients: 4, Start: 4, Max: 64, MaxStages: 12, Duration: 20 * time.Second, Warmup: 2 * time.Second, Criteria: sweep.Criteria{Unsteady: 0.15}},
-			schedule.Staged{Lanes: 4, Levels: []schedule.Level{{Level: 4, Duration: 20 * time.Second, Warmup: 2 * time.Second}}, Poisson: true, First: 1}, 0},
+			sweep.Planner{Kind: sweep.Active, Clients: 4, Start: 4, Max: 64, MaxStages: 12, Duration: 20 * time.Second, Warmup: 2 * time.Second, Criteria: sweep.Criteria{Unsteady: 0.15}}, 0},
 		{"active from 16", []string{"--sweep", "active", "--clients", "2", "--sweep-start", "16"},
-			sweep.Planner{Kind: sweep.Active, Clients: 2, Start: 16, MaxStages: 12, Duration: 30 * time.Second, Warmup: 5 * time.Second, Criteria: sweep.Criteria{Unsteady: 0.15}},
-			schedule.Staged{Lanes: 2, Levels: []schedule.Level{{Level: 16, Duration: 30 * time.Second, Warmup: 5 * time.Second}}, Poisson: true, First: 1}, 0},
+			sweep.Planner{Kind: sweep.Active, Clients: 2, Start: 16, MaxStages: 12, Duration: 30 * time.Second, Warmup: 5 * time.Second, Criteria: sweep.Criteria{Unsteady: 0.15}}, 0},
 		{"constant rate", []string{"--sweep", "rate", "--arrival", "constant", "--seed", "7", "--sweep-start", "0.5"},
-			sweep.Planner{Kind: sweep.Rate, Start: 0.5, MaxStages: 12, Duration: 30 * time.Second, Warmup: 5 * time.Second, Criteria: sweep.Criteria{Unsteady: 0.15}},
-			schedule.Staged{Rate: true, Levels: []schedule.Level{{Level: 0.5, Duration: 30 * time.Second, Warmup: 5 * time.Second}}, Seed: 7, First: 1}, 0},
+			sweep.Planner{Kind: sweep.Rate, Start: 0.5, MaxStages: 12, Duration: 30 * time.Second, Warmup: 5 * time.Second, Criteria: sweep.Criteria{Unsteady: 0.15}}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -100,179 +84,9 @@ func TestSweepWiring(t *testing.T) {
 			if len(sw.Objectives) != tc.objs {
 				t.Errorf("%d objectives, want %d", len(sw.Objectives), tc.objs)
 			}
-			first, ok := sw.Planner.Next(nil)
-			if !ok {
-				t.Fatal("the planner plans no stage")
-			}
-			if diff := cmp.Diff(tc.sched, o.Staged([]sweep.Stage{first}, 1)); diff != "" {
-				t.Errorf("first stage's schedule (-want +got):\n%s", diff)
-			}
 			if _, closed := o.Replay.Schedule.(schedule.Closed); !closed || o.ScheduleName() != "sweep" {
 				t.Errorf("run schedule %#v named %q; want the closed loop of --clients (each stage replaces it) named sweep", o.Replay.Schedule, o.ScheduleName())
 			}
 		})
-	}
-}
-
-// TestSweepLoop runs the sweep loop with a stand-in for the replay that
-// answers each stage at once with records of a server that completes 10
-// requests/s per client up to 4 clients and no more: the loop runs the
-// planner's stages in order, numbers them, gives every record its
-// stage's load and the next sequence numbers, starts each stage where the
-// previous one stopped in the input, and writes the capacity (knee 4).
-func TestSweepLoop(t *testing.T) {
-	t.Parallel()
-	capPath := filepath.Join(t.TempDir(), "capacity.json")
-	o := parse(t, "--sweep", "clients", "--stage-duration", "2s", "--stage-warmup", "1s", "--sweep-stages", "5", "--capacity", capPath)
-	var firstConv []string
-	o.ReplayRun = func(_, _ context.Context, ro replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error) {
-		st := ro.Schedule.(schedule.Staged)
-		c, _ := src.Next()
-		firstConv = append(firstConv, c.ID)
-		level := st.Levels[0].Level
-		n := 10 * int(min(level, 4))
-		t0 := time.Unix(1000, 0)
-		for i := range n {
-			gap := time.Second / time.Duration(n) // back to back: n/s exactly
-			start := t0.Add(st.Levels[0].Warmup + time.Duration(i)*gap)
-			r := &record.Record{Seq: ro.FirstSeq + int64(i), Stage: st.First, ConversationID: c.ID,
-				Scheduled: start, Start: start, End: start.Add(gap), TTFTNs: record.Ptr(int64(5e6))}
-			if err := sink.Records.Encode(r); err != nil {
-				return nil, err
-			}
-		}
-		return &replay.Summary{RunID: "r", Requests: int64(n), Started: 3, NextSeq: ro.FirstSeq + int64(n)}, nil
-	}
-	var recs []*record.Record
-	out := encoderFunc(func(r *record.Record) error { recs = append(recs, r); return nil })
-	convs := make([]conv.Conversation, 7)
-	for i := range convs {
-		convs[i] = conv.Conversation{ID: fmt.Sprint("c", i), Messages: []conv.Message{{Role: conv.RoleUser, Content: "q"}}}
-	}
-	var errb strings.Builder
-	sum, err := o.ReplayLoad(context.Background(), context.Background(), source.Slice(convs), replay.Sink{Records: out}, &errb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := readCapacity(t, capPath)
-	t.Logf("%s\n%s", c.Line(), errb.String())
-	var levels []float64
-	for i, j := range c.Stages {
-		levels = append(levels, j.Level)
-		if j.Stage != i+1 {
-			t.Errorf("stage %d numbered %d", i+1, j.Stage)
-		}
-	}
-	if want := []float64{1, 2, 4, 8}; !slices.Equal(levels[:min(len(levels), 4)], want) {
-		t.Errorf("levels %v, want a ramp %v first", levels, want)
-	}
-	if c.Knee == nil || math.Abs(*c.Knee-4) > 1e-9 {
-		t.Errorf("knee %v, want 4", ptrString(c.Knee))
-	}
-	want := 0
-	for _, l := range levels {
-		want += 10 * int(min(l, 4))
-	}
-	if len(recs) != want || sum.Requests != int64(want) || sum.NextSeq != int64(want) {
-		t.Fatalf("%d records, summary %+v; want %d", len(recs), sum, want)
-	}
-	for i, r := range recs {
-		if r.Seq != int64(i) || r.StageLoad != fmt.Sprintf("clients=%g", levels[r.Stage-1]) {
-			t.Errorf("record %d: seq %d, stage %d, load %q", i, r.Seq, r.Stage, r.StageLoad)
-		}
-	}
-	for i, id := range firstConv {
-		if want := fmt.Sprint("c", 3*i%len(convs)); id != want {
-			t.Errorf("stage %d starts at %s, want %s (3 sessions started per stage)", i+1, id, want)
-		}
-	}
-}
-
-// ptrString is *p, or nil.
-func ptrString(p *float64) string {
-	if p == nil {
-		return "nil"
-	}
-	return fmt.Sprint(*p)
-}
-
-// encoderFunc is a record.Encoder that calls itself.
-type encoderFunc func(*record.Record) error
-
-func (f encoderFunc) Encode(r *record.Record) error { return f(r) }
-func (f encoderFunc) Flush() error                  { return nil }
-func (f encoderFunc) Close() error                  { return nil }
-
-// readCapacity reads a capacity JSON file.
-func readCapacity(t *testing.T, path string) sweep.Capacity {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c sweep.Capacity
-	if err := json.Unmarshal(data, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// TestSweepActiveLoop runs an active sweep's loop with a stand-in for the
-// replay: a server whose LRU prefix cache holds 40,000 tokens, answering
-// conversations of 1,000 tokens in rotation, so a stage's later turns all
-// hit while level × 1,000 tokens fit and all miss beyond. The loop gives
-// each stage its active schedule over the fixed clients, judges its later
-// turns, prints its working set and hit share, and the capacity JSON
-// carries the knee at 40 conversations (40,000 tokens).
-func TestSweepActiveLoop(t *testing.T) {
-	t.Parallel()
-	const ctx, cacheTokens = 1000, 40000
-	capPath := filepath.Join(t.TempDir(), "capacity.json")
-	o := parse(t, "--sweep", "active", "--clients", "4", "--stage-duration", "2s", "--stage-warmup", "1s", "--capacity", capPath, "--no-metrics")
-	o.ReplayRun = func(_, _ context.Context, ro replay.Options, src source.Source, sink replay.Sink) (*replay.Summary, error) {
-		st := ro.Schedule.(schedule.Staged)
-		if st.Lanes != 4 || len(st.Levels) != 1 {
-			t.Errorf("stage schedule %+v, want 4 lanes and one level", st)
-		}
-		level := st.Levels[0].Level
-		cached := int64(ctx - 100) // a later turn's prompt: its history and 100 new tokens
-		if level*ctx > cacheTokens {
-			cached = 0
-		}
-		t0 := time.Unix(1000, 0)
-		n := 100
-		for i := range n {
-			start := t0.Add(st.Levels[0].Warmup + time.Duration(i)*10*time.Millisecond)
-			ttft := 20*time.Millisecond + time.Duration(ctx-cached)*50*time.Microsecond
-			r := &record.Record{Seq: ro.FirstSeq + int64(i), Stage: st.First, ConversationID: fmt.Sprint("c", i%int(level)), Turn: 1 + i/int(level),
-				Scheduled: start, Start: start, End: start.Add(10 * time.Millisecond), TTFTNs: record.Ptr(int64(ttft)),
-				PromptTokens: record.Ptr(int64(ctx - 50)), CompletionTokens: record.Ptr(int64(50)), CachedTokens: record.Ptr(cached)}
-			if err := sink.Records.Encode(r); err != nil {
-				return nil, err
-			}
-		}
-		return &replay.Summary{RunID: "r", Requests: int64(n), Started: 3, NextSeq: ro.FirstSeq + int64(n)}, nil
-	}
-	out := encoderFunc(func(*record.Record) error { return nil })
-	convs := []conv.Conversation{{ID: "c", Messages: []conv.Message{{Role: conv.RoleUser, Content: "q"}}}}
-	var errb strings.Builder
-	if _, err := o.ReplayLoad(context.Background(), context.Background(), source.Slice(convs), replay.Sink{Records: out}, &errb); err != nil {
-		t.Fatal(err)
-	}
-	c := readCapacity(t, capPath)
-	t.Logf("%s\n%s", c.Line(), errb.String())
-	if c.Kind != sweep.Active || c.Basis != sweep.BasisCached || c.Knee == nil || c.KneeWorkingSetTokens == nil || c.Retention == nil {
-		t.Fatalf("capacity %+v", c)
-	}
-	if math.Abs(*c.KneeWorkingSetTokens-cacheTokens) > 0.1*cacheTokens || c.Capacity > 40 || c.Capacity < 36 || c.Failed == nil || *c.Failed <= 40 {
-		t.Errorf("knee %g tokens, capacity %g (failed at %s); want the knee within 10%% of %d tokens and 40 conversations bracketed", *c.KneeWorkingSetTokens, c.Capacity, ptrString(c.Failed), cacheTokens)
-	}
-	if !strings.Contains(errb.String(), "mtrun: sweep stage 1 active=4:2s:1s: working set 4000 tokens, 100 later turns, hit share 0.902, later TTFT p50 25ms") {
-		t.Errorf("stage lines:\n%s", errb.String())
-	}
-	// Of the previous context: 1,000 tokens, or the prompt (950) for a
-	// conversation's first record in the stage.
-	if got, want := c.Stages[0].HitShare, 100*900.0/(4*950+96*1000); got == nil || math.Abs(*got-want) > 1e-9 {
-		t.Errorf("stage 1 hit share %v, want %g", got, want)
 	}
 }

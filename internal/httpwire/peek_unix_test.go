@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mtkit/mtkit/internal/tcptest"
 )
 
 // TestPeekIdle checks the pooled-connection check on a real loopback
@@ -26,7 +28,7 @@ func TestPeekIdle(t *testing.T) {
 		{"closed", func(c net.Conn) { c.Close() }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			nc, sc := tcpPair(t)
+			nc, sc := tcptest.Pair(t)
 			tc.server(sc)
 			rc, _, err := rawConn(nc)
 			if err != nil || rc == nil {
@@ -52,33 +54,6 @@ func TestPeekIdle(t *testing.T) {
 	}
 }
 
-// tcpPair returns both ends of a loopback TCP connection, closed at the
-// end of the test.
-func tcpPair(t *testing.T) (client, server *net.TCPConn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	sc := <-accepted
-	if sc == nil {
-		t.Fatal("no connection accepted")
-	}
-	t.Cleanup(func() { sc.Close() })
-	return nc.(*net.TCPConn), sc.(*net.TCPConn)
-}
-
 // TestSendWait checks the request write on a real loopback socket: all
 // written, it returns once the answer is readable (and not before); a
 // request larger than the socket's buffers is left for the caller to
@@ -86,7 +61,7 @@ func tcpPair(t *testing.T) (client, server *net.TCPConn) {
 // "write"; a deadline ends the wait.
 func TestSendWait(t *testing.T) {
 	t.Run("answer", func(t *testing.T) {
-		nc, sc := tcpPair(t)
+		nc, sc := tcptest.Pair(t)
 		_, s, err := rawConn(nc)
 		if err != nil || s == nil {
 			t.Fatalf("rawConn: %v, %v", s, err)
@@ -130,7 +105,7 @@ func TestSendWait(t *testing.T) {
 		}
 	})
 	t.Run("buffer full", func(t *testing.T) {
-		nc, _ := tcpPair(t)
+		nc, _ := tcptest.Pair(t)
 		nc.SetWriteBuffer(4 << 10)
 		_, s, _ := rawConn(nc)
 		big := make([]byte, 64<<20) // the server reads nothing
@@ -140,7 +115,7 @@ func TestSendWait(t *testing.T) {
 		}
 	})
 	t.Run("reset", func(t *testing.T) {
-		nc, sc := tcpPair(t)
+		nc, sc := tcptest.Pair(t)
 		sc.SetLinger(0)
 		sc.Close() // RST
 		// Wait until the reset has reached the client's socket.
@@ -155,7 +130,7 @@ func TestSendWait(t *testing.T) {
 		}
 	})
 	t.Run("deadline", func(t *testing.T) {
-		nc, _ := tcpPair(t)
+		nc, _ := tcptest.Pair(t)
 		_, s, _ := rawConn(nc)
 		nc.SetDeadline(time.Now().Add(20 * time.Millisecond)) // the server never answers
 		n, done, err := s.sendWait([]byte("hello"))

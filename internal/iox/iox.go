@@ -64,8 +64,13 @@ func Decompress(r io.Reader) (io.Reader, func(), error) {
 // DecompressToCut is Decompress for inputs a killed writer may have cut
 // short (record files): a gzip or zstd stream that ends before its end
 // marker reads as everything decoded up to the cut, then io.EOF, and the
-// returned Stream's Cut reports it.
+// returned Stream's Cut reports it. A *Stream, already decompressed (a
+// caller that peeked at it), is returned as it is, with a release that
+// does nothing: its own release stays its caller's.
 func DecompressToCut(r io.Reader) (*Stream, func(), error) {
+	if s, ok := r.(*Stream); ok {
+		return s, func() {}, nil
+	}
 	return decompress(r, true)
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 func TestCreateOpenRoundTrip(t *testing.T) {
@@ -252,6 +254,37 @@ func TestDecompressToCut(t *testing.T) {
 	s, _, err := DecompressToCut(strings.NewReader("plain\n"))
 	if b, _ := io.ReadAll(s); err != nil || string(b) != "plain\n" || s.Cut() != nil {
 		t.Errorf("plain: %q %v %v", b, err, s.Cut())
+	}
+}
+
+// TestDecompressToCutPeeked: a Stream a caller decompressed to peek at
+// it comes back from DecompressToCut as it is, so it is not decompressed
+// twice and its cut is still reported (mtstats peeks at stdin before
+// record.Files reads it).
+func TestDecompressToCutPeeked(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	io.WriteString(zw, "first\nsecond\n")
+	zw.Close()
+	data := buf.Bytes()[:buf.Len()-4] // the trailer cut off
+	peeked, release, err := DecompressToCut(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if line, err := peeked.ReadString('\n'); err != nil || line != "first\n" {
+		t.Fatalf("peek: %q, %v", line, err)
+	}
+	s, again, err := DecompressToCut(peeked)
+	if err != nil || s != peeked {
+		t.Fatalf("got %p, %v; want the peeked stream %p back", s, err, peeked)
+	}
+	again()
+	rest, err := io.ReadAll(s)
+	var ce *CutError
+	if err != nil || string(rest) != "second\n" || !errors.As(s.Cut(), &ce) || ce.Format != "gzip" {
+		t.Errorf("rest %q (%v), cut %v; want second and a gzip cut", rest, err, s.Cut())
 	}
 }
 

@@ -161,7 +161,8 @@ func (l *laterAcc) retention(level float64) *StageRetention {
 // Result is the row as the sweep package judges it, at level of kind.
 func (r *StageRow) Result(st sweep.Stage) sweep.Result {
 	res := sweep.Result{Stage: st, Throughput: nz(r.Throughput), FirstHalf: nz(r.FirstHalf), SecondHalf: nz(r.SecondHalf),
-		LatenessP99: msDuration(r.LatenessP99), ClientWaitKnown: !math.IsNaN(float64(r.ClientWaitP99)), MeetsSLO: r.MeetsSLO == nil || *r.MeetsSLO}
+		LatenessP99: msDuration(r.LatenessP99), ClientWaitKnown: !math.IsNaN(float64(r.ClientWaitP99)), ClientWaitP99: msDuration(r.ClientWaitP99),
+		MeetsSLO: r.MeetsSLO == nil || *r.MeetsSLO}
 	if r.Requests > 0 {
 		res.Failed = float64(r.Failed) / float64(r.Requests)
 	}

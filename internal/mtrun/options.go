@@ -47,9 +47,9 @@ type Options struct {
 	Scale   ScaleOut       // segment.go
 	Stage   StageSettings  // --stages, --sweep (stages.go)
 	cfg     configFile     // --config, --dry-run (config.go)
-	// ReplayRun, when set, replaces replay.Run: tests check the sweep
+	// replayRun, when set, replaces replay.Run: tests check the sweep
 	// loop's wiring with it, without a server or a clock.
-	ReplayRun stagerun.RunFunc
+	replayRun stagerun.RunFunc
 }
 
 // Options checks the flags and turns them into the run's settings;

@@ -159,7 +159,7 @@ func Run(ctx context.Context, o *Options, s command.Streams) (err error) {
 		src = again()
 	}
 	if runErr == nil && stop.Err() == nil {
-		sum, runErr = o.ReplayLoad(stop, abort, src, sink, s.Err) // sweep.go
+		sum, runErr = o.replayLoad(stop, abort, src, sink, s.Err) // sweep.go
 	}
 	if source.IsBadInput(runErr) {
 		runErr = command.Exit(command.ExitUsage, runErr) // bad input, like a bad flag
@@ -177,7 +177,7 @@ func Run(ctx context.Context, o *Options, s command.Streams) (err error) {
 	if sum != nil {
 		errs = append(errs, o.VLLM.Write(abort, in.Sessions(), warmSec, time.Now()), writeManifest(o, sum, digest, started, s.Out))
 		if !o.quiet {
-			printSummary(s.Err, sum, o.AskedRate())
+			printSummary(s.Err, sum, o.askedRate())
 		}
 	}
 	if err := command.FirstError("mtrun", errs...); err != nil {
@@ -214,10 +214,10 @@ func openInput(o *Options, s command.Streams) (*source.Input, error) {
 	return in, nil
 }
 
-// AskedRate is the session-start rate --rate asked for (the run's
+// askedRate is the session-start rate --rate asked for (the run's
 // schedule is a schedule.Rate), 0 when the run asked for none, or for
 // several (--stages, --sweep) or another shape.
-func (o *Options) AskedRate() float64 {
+func (o *Options) askedRate() float64 {
 	if r, ok := o.Replay.Schedule.(schedule.Rate); ok {
 		return r.PerSecond
 	}

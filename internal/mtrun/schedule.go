@@ -68,7 +68,7 @@ func (o *Options) ChooseSchedule() error {
 	case o.Stage.Sweep != nil:
 		// replayLoad gives each stage its schedule (sweep.go).
 	case len(o.Stage.Stages) > 0:
-		o.Replay.Schedule = o.Staged(o.Stage.Stages, 1)
+		o.Replay.Schedule = o.staged(o.Stage.Stages, 1)
 		o.Replay.Loop = true // conversations recycle until the last stage ends
 	case f.users > 0:
 		o.Replay.Schedule = schedule.UserGap{N: f.users, Gap: f.userGap}

@@ -159,9 +159,9 @@ func (v *Flags) sweepSettings(f *StageSettings) error {
 	return nil
 }
 
-// Staged returns the schedule of stages numbered from first, with the
+// staged returns the schedule of stages numbered from first, with the
 // run's arrival process and seed for rates and --user-gap for users.
-func (o *Options) Staged(stages []sweep.Stage, first int) schedule.Staged {
+func (o *Options) staged(stages []sweep.Stage, first int) schedule.Staged {
 	s := schedule.Staged{Rate: stages[0].Kind == sweep.Rate, Poisson: o.sched.poisson, Seed: o.Replay.RandSeed, First: first}
 	switch stages[0].Kind {
 	case sweep.Users:

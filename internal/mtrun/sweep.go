@@ -12,12 +12,12 @@ import (
 	"github.com/mtkit/mtkit/internal/sweep"
 )
 
-// ReplayLoad runs the measured replay: once, or with --sweep one replay
+// replayLoad runs the measured replay: once, or with --sweep one replay
 // per stage the planner chooses (stagerun.Sweep), or an inference-perf
 // config's probe sweep.
-func (o *Options) ReplayLoad(stop, abort context.Context, src source.Source, sink replay.Sink, errw io.Writer) (*replay.Summary, error) {
+func (o *Options) replayLoad(stop, abort context.Context, src source.Source, sink replay.Sink, errw io.Writer) (*replay.Summary, error) {
 	sw := o.Stage.Sweep
-	runStage := o.ReplayRun
+	runStage := o.replayRun
 	if runStage == nil {
 		runStage = replay.Run
 	}
@@ -29,7 +29,7 @@ func (o *Options) ReplayLoad(stop, abort context.Context, src source.Source, sin
 	}
 	return stagerun.Sweep(stop, abort, stagerun.SweepOptions{
 		Replay: o.Replay, Planner: sw.Planner, Objectives: sw.Objectives,
-		Schedule: func(st sweep.Stage, n int) schedule.Schedule { return o.Staged([]sweep.Stage{st}, n) },
+		Schedule: func(st sweep.Stage, n int) schedule.Schedule { return o.staged([]sweep.Stage{st}, n) },
 		TierHits: o.tierHits, Capacity: o.Stage.Capacity, Run: runStage, Log: errw,
 	}, src, sink)
 }

@@ -40,8 +40,7 @@ var (
 // of lines, with the same results in the same order.
 type Files struct {
 	Paths []string
-	// Stdin is read for "-"; nil means no stdin. A *iox.Stream is taken
-	// as already decompressed (iox.DecompressToCut), its cut reported.
+	// Stdin is read for "-"; nil means no stdin.
 	Stdin io.Reader
 	// Columns are the fields to read; the others stay zero. Nil reads
 	// every field.
@@ -176,16 +175,9 @@ func (f *Files) openInto(s *source, in Input) error {
 			s.label = "stdin"
 		}
 		s.file = "stdin"
-		// A *iox.Stream is stdin already decompressed by a caller that
-		// peeked at it (mtstats tells records from a series so).
-		r, release := (*iox.Stream)(nil), func() {}
-		if st, ok := f.Stdin.(*iox.Stream); ok {
-			r = st
-		} else {
-			var err error
-			if r, release, err = iox.DecompressToCut(f.Stdin); err != nil {
-				return fmt.Errorf("stdin: %w", err)
-			}
+		r, release, err := iox.DecompressToCut(f.Stdin)
+		if err != nil {
+			return fmt.Errorf("stdin: %w", err)
 		}
 		s.cut = r.Cut
 		if isParquet(r) {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/mtkit/mtkit/internal/iox"
 )
 
 func writeFile(t *testing.T, name string, data []byte) string {
@@ -224,7 +226,8 @@ func FuzzParquetDecoder(f *testing.F) {
 
 // TestFilesCutCompressed reads gzip and zstd record files written the way
 // mtrun writes them (a frame per flush) and then cut short at
-// several offsets, as a kill leaves them: every record flushed before the
+// several offsets, as a kill leaves them, from a file, stdin, or stdin
+// a caller decompressed to peek at it: every record flushed before the
 // cut is read, the cut is reported once, and nothing is fatal.
 func TestFilesCutCompressed(t *testing.T) {
 	t.Parallel()
@@ -246,11 +249,21 @@ func TestFilesCutCompressed(t *testing.T) {
 		n := int64(len(data))
 		mid := (flushed[20] + flushed[21]) / 2
 		for _, cut := range []int64{1, 3, 10, flushed[0] - 1, flushed[0], flushed[0] + 5, mid, flushed[39] - 1, flushed[39], n - 1, n} {
-			for _, stdin := range []bool{false, true} {
-				name := fmt.Sprintf("%s cut at %d of %d (stdin %v)", suffix, cut, n, stdin)
-				fs := &Files{Paths: []string{writeFile(t, "cut.jsonl"+suffix, data[:cut])}}
-				if stdin {
+			for _, from := range []string{"file", "stdin", "peeked stdin"} {
+				name := fmt.Sprintf("%s cut at %d of %d (%s)", suffix, cut, n, from)
+				var fs *Files
+				switch from {
+				case "file":
+					fs = &Files{Paths: []string{writeFile(t, "cut.jsonl"+suffix, data[:cut])}}
+				case "stdin":
 					fs = &Files{Stdin: bytes.NewReader(data[:cut])}
+				default: // decompressed already, as mtstats passes it
+					in, release, err := iox.DecompressToCut(bytes.NewReader(data[:cut]))
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer release()
+					fs = &Files{Stdin: in}
 				}
 				var got []Record
 				cuts, lines := 0, 0
@@ -289,6 +302,44 @@ func TestFilesCutCompressed(t *testing.T) {
 					t.Errorf("%s: %d cut reports (want %d), %d truncated lines", name, cuts, wantCuts, lines)
 				}
 			}
+		}
+	}
+}
+
+// TestFilesStdinBadLine: a bad record on stdin, read as it is or
+// decompressed already by a caller that peeked at it (mtstats), is
+// reported naming stdin, the line and the field, and the records around
+// it are read.
+func TestFilesStdinBadLine(t *testing.T) {
+	t.Parallel()
+	js := encodeJSONL(t, genRecords(2, 3))
+	lines := bytes.SplitAfter(js, []byte("\n"))
+	bad := slices.Concat(lines[0], []byte(`{"seq":"three"}`+"\n"), lines[1], lines[2])
+	for _, peeked := range []bool{false, true} {
+		var stdin io.Reader = bytes.NewReader(zst(t, bad))
+		if peeked {
+			in, release, err := iox.DecompressToCut(stdin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+			stdin = in
+		}
+		fs := &Files{Stdin: stdin}
+		var errs []string
+		n := 0
+		for fs.Scan() {
+			if err := fs.Err(); err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			n++
+		}
+		if err := fs.Err(); err != nil {
+			t.Fatalf("peeked %v: fatal %v", peeked, err)
+		}
+		if n != 3 || len(errs) != 1 || !strings.HasPrefix(errs[0], "stdin:2: ") || !strings.Contains(errs[0], "seq") {
+			t.Errorf("peeked %v: %d records, errors %q; want 3 and one naming stdin:2 and seq", peeked, n, errs)
 		}
 	}
 }

@@ -19,13 +19,18 @@ import (
 // that are not replay options; those with a zero value ("", 0, false,
 // "0s", nil) did not apply and are left out.
 func NewManifest(r *Options, started time.Time, version string, extra map[string]any) *manifest.Manifest {
+	// The settings are those the run applies: its options with the
+	// defaults it fills in (withDefaults), its schedule's lanes and
+	// sessions as the schedule counts them.
+	d := r.withDefaults()
+	r = &d
 	host, _ := os.Hostname()
 	m := &manifest.Manifest{
 		RunID: r.RunID, Started: started.UTC(), Version: version, GoVersion: runtime.Version(),
 		Host: host, OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(),
 		URL: r.URL, Model: r.Model, MaxModel: r.MaxModelLen,
 		Settings: map[string]any{
-			"api": r.API, "stream": r.Stream, "n": max(r.N, 1),
+			"api": r.API, "stream": r.Stream, "n": r.N,
 			"max_retries": r.MaxRetries, "on_failure": r.OnFailure,
 		},
 	}
@@ -42,12 +47,7 @@ func NewManifest(r *Options, started time.Time, version string, extra map[string
 		m.Settings["rate"], m.Settings["poisson"] = s.PerSecond, s.Poisson
 		set("max_concurrency", r.MaxInFlight)
 	case schedule.Closed:
-		clients := max(s.Clients, DefaultClients)
-		sampling := r.Sampling
-		if sampling == "" {
-			sampling = SampleRoundRobin
-		}
-		m.Settings["clients"], m.Settings["active"], m.Settings["sampling"] = clients, max(s.Sessions, clients), sampling
+		m.Settings["clients"], m.Settings["active"], m.Settings["sampling"] = s.Users(), s.Total(), r.Sampling
 	default: // its own settings come in extra
 	}
 	// max_user_turns is r.MaxTurns, user turns; "max_turns" is its old

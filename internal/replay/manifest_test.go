@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mtkit/mtkit/internal/replay/openai"
 	"github.com/mtkit/mtkit/internal/schedule"
 )
 
@@ -118,5 +119,55 @@ func TestSettingsUserTurns(t *testing.T) {
 	m := NewManifest(&Options{MaxTurns: 3}, time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), "v1", nil)
 	if m.Settings["max_user_turns"] != 3 || m.Settings["max_turns"] != 3 {
 		t.Errorf("settings %v: want max_user_turns 3 and its old name max_turns 3", m.Settings)
+	}
+}
+
+// TestSettingsAsRun: the manifest's settings are those the run applies,
+// defaults included: the closed loop's lanes and sessions as the
+// schedule counts them (one piece of code, schedule.Closed, decides
+// both), the API, failure policy, request timeout and sampling the
+// replay fills in when the options leave them out, and a staged run's
+// end at its last stage.
+func TestSettingsAsRun(t *testing.T) {
+	t.Parallel()
+	staged := schedule.Staged{Levels: []schedule.Level{{Level: 1, Duration: 10 * time.Second}, {Level: 3, Duration: 20 * time.Second}}}
+	for _, tc := range []struct {
+		name string
+		r    Options
+		want map[string]any
+	}{
+		{"no options", Options{},
+			map[string]any{"clients": 1, "active": 1, "sampling": SampleRoundRobin, "api": openai.APIChat, "n": 1,
+				"on_failure": ContinueConversation, "request_timeout": "10m0s"}},
+		{"clients 0", Options{Schedule: schedule.Closed{Sessions: 5}}, map[string]any{"clients": 1, "active": 5}},
+		{"clients 1", Options{Schedule: schedule.Closed{Clients: 1}}, map[string]any{"clients": 1, "active": 1}},
+		{"active below clients", Options{Schedule: schedule.Closed{Clients: 4, Sessions: 2}}, map[string]any{"clients": 4, "active": 4}},
+		{"given", Options{Schedule: schedule.Closed{Clients: 3, Sessions: 7}, Sampling: SampleRandom, API: openai.APICompletions, N: 2,
+			OnFailure: AbandonConversation, RequestTimeout: time.Minute},
+			map[string]any{"clients": 3, "active": 7, "sampling": SampleRandom, "api": openai.APICompletions, "n": 2,
+				"on_failure": AbandonConversation, "request_timeout": "1m0s"}},
+		{"stages end the run", Options{Schedule: staged, Loop: true}, map[string]any{"loop": true, "duration": "30s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := NewManifest(&tc.r, time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), "v1", nil)
+			for k, want := range tc.want {
+				if got := m.Settings[k]; got != want {
+					t.Errorf("%s = %#v, want %#v", k, got, want)
+				}
+			}
+			c, ok := tc.r.Shape().(schedule.Closed)
+			if !ok {
+				return
+			}
+			sessions := 0
+			for u := range c.Users() {
+				sessions += c.Active(u)
+			}
+			if m.Settings["clients"] != c.Users() || m.Settings["active"] != sessions {
+				t.Errorf("clients %v, active %v; the run has %d lanes keeping %d sessions in progress",
+					m.Settings["clients"], m.Settings["active"], c.Users(), sessions)
+			}
+		})
 	}
 }

@@ -130,7 +130,7 @@ func TestMinTokens(t *testing.T) {
 			t.Errorf("%+v: minTokens(%d) = %d, want %d", tc.o, tc.max, got, tc.want)
 		}
 	}
-	if got := (&Options{FixedMaxTokens: -1}).outputTokens(&conv.Message{OutputTokens: 9}); got != 0 {
+	if got := (&Options{FixedMaxTokens: -1}).outputTokens(&conv.Message{OutputTokens: 9}, nil); got != 0 {
 		t.Errorf("FixedMaxTokens -1: max_tokens %d, want 0 (not sent)", got)
 	}
 }

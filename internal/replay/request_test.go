@@ -329,7 +329,8 @@ func TestOutputTokens(t *testing.T) {
 		{"limit max without target", Options{LimitMaxTokens: 10}, nil, 10},
 		{"limit min", Options{LimitMinTokens: 30}, ref, 30},
 	} {
-		if got := tc.o.outputTokens(tc.ref); got != tc.want {
+		count := func() int { return tc.o.count(tc.ref.Content) }
+		if got := tc.o.outputTokens(tc.ref, count); got != tc.want {
 			t.Errorf("%s: outputTokens = %d, want %d", tc.name, got, tc.want)
 		}
 	}

@@ -255,36 +255,42 @@ type sessions struct {
 	in   source.Source
 	done bool // in is exhausted
 	seen []*conv.Conversation
-	i    int // next of seen to recycle
-	pass int
-	loop bool
+	// counts are the client token counts of seen's messages, kept for
+	// the passes after the first (srcCounts).
+	counts []srcCounts
+	i      int // next of seen to recycle
+	pass   int
+	loop   bool
 	// total is the number of sessions of in, when known (progress).
 	total int
 	// taken counts the sessions handed out: the next one's global index.
 	taken int
 }
 
-// take returns the next conversation, its id and its global index; false
-// at the end, and on an error of the input (err).
-func (s *sessions) take() (c *conv.Conversation, id string, index int, ok bool, err error) {
+// take returns the next conversation, the token counts its sessions
+// share (nil: none kept), its id and its global index; false at the end,
+// and on an error of the input (err).
+func (s *sessions) take() (c *conv.Conversation, counts srcCounts, id string, index int, ok bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.done {
 		if next, ok := s.in.Next(); ok {
 			c := &next
 			if s.loop {
+				counts = newSrcCounts(c)
 				s.seen = append(s.seen, c)
+				s.counts = append(s.counts, counts)
 			}
 			s.taken++
-			return c, c.ID, s.taken - 1, true, nil
+			return c, counts, c.ID, s.taken - 1, true, nil
 		}
 		s.done = true
 		if err := s.in.Err(); err != nil {
-			return nil, "", 0, false, err
+			return nil, nil, "", 0, false, err
 		}
 	}
 	if !s.loop || len(s.seen) == 0 {
-		return nil, "", 0, false, nil
+		return nil, nil, "", 0, false, nil
 	}
 	if s.i == len(s.seen) {
 		s.i = 0
@@ -292,23 +298,23 @@ func (s *sessions) take() (c *conv.Conversation, id string, index int, ok bool, 
 	if s.i == 0 {
 		s.pass++
 	}
-	c = s.seen[s.i]
+	c, counts = s.seen[s.i], s.counts[s.i]
 	s.i++
 	s.taken++
-	return c, fmt.Sprintf("%s#%d", c.ID, s.pass), s.taken - 1, true, nil
+	return c, counts, fmt.Sprintf("%s#%d", c.ID, s.pass), s.taken - 1, true, nil
 }
 
 // take takes the next conversation from the source; nil when the source
 // is exhausted (or failed: the run then stops).
 func (r *runner) take() *session {
-	c, id, index, ok, err := r.src.take()
+	c, counts, id, index, ok, err := r.src.take()
 	if err != nil {
 		r.fail(err)
 	}
 	if !ok {
 		return nil
 	}
-	return newSession(c, id, index)
+	return newSession(c, counts, id, index)
 }
 
 // owns reports whether this process runs s (Options.Owns); a session

@@ -1126,7 +1126,7 @@ func TestNewSessionRoom(t *testing.T) {
 			conv.Message{Role: conv.RoleAssistant, Content: fmt.Sprint("a", i)})
 	}
 	fill := func() *session {
-		s := newSession(c, "c#0", 0)
+		s := newSession(c, nil, "c#0", 0)
 		for _, m := range c.Messages {
 			s.pushCounted(m, 1)
 		}

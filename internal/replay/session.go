@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/json"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/mtkit/mtkit/internal/conv"
@@ -12,7 +13,8 @@ import (
 // session is the replay state of one conversation.
 type session struct {
 	src    *conv.Conversation
-	id     string // the id sent and recorded (fresh per loop pass)
+	counts srcCounts // client token counts of src's messages (nil: none kept)
+	id     string    // the id sent and recorded (fresh per loop pass)
 	client int
 	pos    int            // index in src.Messages of the next message to consume
 	turn   int            // index of the next user turn
@@ -52,7 +54,9 @@ type turnSpec struct {
 	// first tool result answering the previous answer's tool calls.
 	user conv.Message
 	// more are the further tool results sent with the first one.
-	more      []conv.Message
+	more []conv.Message
+	// at is the index of user in the source's messages (more follow it).
+	at        int
 	reference *conv.Message // the dataset's answer, if any
 	maxTokens int
 	// tokens are the client's token counts of input() once runTurn has
@@ -79,14 +83,14 @@ func (s *session) next(o *Options) (turnSpec, bool) {
 		if s.src.History == conv.HistoryNone && msgs[s.pos].Role != conv.RoleSystem {
 			s.transcript = append(s.transcript, wire(msgs[s.pos]))
 		} else {
-			s.push(msgs[s.pos], o)
+			s.push(s.pos, o)
 		}
 		s.pos++
 	}
 	if s.pos >= len(msgs) || (o.MaxTurns > 0 && s.turn >= o.MaxTurns) {
 		return turnSpec{}, false
 	}
-	t := turnSpec{user: msgs[s.pos]}
+	t := turnSpec{user: msgs[s.pos], at: s.pos}
 	end := s.pos + 1
 	for t.user.Role == conv.RoleTool && end < len(msgs) && msgs[end].Role == conv.RoleTool {
 		t.more = append(t.more, msgs[end])
@@ -95,7 +99,7 @@ func (s *session) next(o *Options) (turnSpec, bool) {
 	if end < len(msgs) && msgs[end].Role == conv.RoleAssistant {
 		t.reference = &msgs[end]
 	}
-	t.maxTokens = o.outputTokens(t.reference)
+	t.maxTokens = o.outputTokens(t.reference, func() int { return s.countSrc(end, o) })
 	return t, true
 }
 
@@ -136,22 +140,60 @@ func wire(m conv.Message) conv.Message {
 	return conv.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
 }
 
-// newSession starts the replay of c. The history, transcript, token
+// newSession starts the replay of c, whose messages' client token counts
+// are kept in counts (nil: none kept). The history, transcript, token
 // counts and encoded messages start with room for all of c's messages
 // (history and transcript in one block), not grown a turn at a time.
-func newSession(c *conv.Conversation, id string, index int) *session {
+func newSession(c *conv.Conversation, counts srcCounts, id string, index int) *session {
 	n := len(c.Messages)
 	msgs := make([]conv.Message, 0, 2*n)
 	return &session{
-		src: c, id: id, plan: sessionPlan{index: index},
+		src: c, counts: counts, id: id, plan: sessionPlan{index: index},
 		hist: msgs[:0:n], transcript: msgs[n : n : 2*n],
 		tokens: make([]int, 0, n), enc: make([]json.RawMessage, 0, n),
 	}
 }
 
-// push appends a message to the history.
-func (s *session) push(m conv.Message, o *Options) {
-	s.pushCounted(m, o.count(m.Content))
+// srcCounts holds the client token counts of one source conversation's
+// messages (by index), shared by every session that replays it: with
+// --loop each pass sends the same messages again, and counting them
+// again cost about a seventh of mtrun's CPU per turn with 100-word
+// messages (issue 26). An entry holds the text it counts and serves only
+// that text, so a message changed since it was counted is counted anew.
+type srcCounts []atomic.Pointer[countedText]
+
+// countedText is a text and its client token count.
+type countedText struct {
+	text string
+	n    int
+}
+
+// newSrcCounts returns the (empty) counts of c's messages.
+func newSrcCounts(c *conv.Conversation) srcCounts {
+	return make(srcCounts, len(c.Messages))
+}
+
+// countSrc is the client tokenizer's count of the content of message i
+// of the session's source (-1: no tokenizer), counted once for all the
+// sessions that share its counts.
+func (s *session) countSrc(i int, o *Options) int {
+	text := s.src.Messages[i].Content
+	if o.Tokenizer == nil || i >= len(s.counts) {
+		return o.count(text)
+	}
+	// Comparing the texts costs nothing when they are the same string
+	// (the comparison stops at the pointers).
+	if c := s.counts[i].Load(); c != nil && c.text == text {
+		return c.n
+	}
+	n := o.Tokenizer.Count(text)
+	s.counts[i].Store(&countedText{text: text, n: n})
+	return n
+}
+
+// push appends message i of the session's source to the history.
+func (s *session) push(i int, o *Options) {
+	s.pushCounted(s.src.Messages[i], s.countSrc(i, o))
 }
 
 // pushCounted appends a message whose client token count is n (-1:
@@ -193,7 +235,7 @@ func (s *session) consume(t turnSpec, answer *conv.Message, answerTokens int, o 
 			if t.tokens != nil {
 				s.pushCounted(m, t.tokens[i])
 			} else {
-				s.push(m, o)
+				s.pushCounted(m, o.count(m.Content))
 			}
 		}
 		if answerTokens == uncounted {
@@ -210,8 +252,9 @@ func (s *session) consume(t turnSpec, answer *conv.Message, answerTokens int, o 
 }
 
 // outputTokens is the max_tokens of a turn: the dataset's target, or the
-// dataset answer's token count, bounded by the limits; 0 leaves it unset.
-func (o *Options) outputTokens(ref *conv.Message) int {
+// dataset answer's token count (count gives it), bounded by the limits;
+// 0 leaves it unset.
+func (o *Options) outputTokens(ref *conv.Message, count func() int) int {
 	if o.FixedMaxTokens != 0 {
 		return max(o.FixedMaxTokens, 0)
 	}
@@ -219,7 +262,7 @@ func (o *Options) outputTokens(ref *conv.Message) int {
 	if ref != nil {
 		n = ref.OutputTokens
 		if n == 0 && o.Tokenizer != nil && ref.Content != "" {
-			n = o.Tokenizer.Count(ref.Content)
+			n = count()
 		}
 	}
 	if o.LimitMaxTokens > 0 && (n == 0 || n > o.LimitMaxTokens) {

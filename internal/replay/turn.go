@@ -50,8 +50,8 @@ func (r *runner) build(s *session) (*request, bool) {
 	userTokens := 0
 	if o.Tokenizer != nil {
 		t.tokens = make([]int, len(input))
-		for i, m := range input {
-			t.tokens[i] = o.Tokenizer.Count(m.Content)
+		for i := range input {
+			t.tokens[i] = s.countSrc(t.at+i, o)
 			userTokens += t.tokens[i]
 		}
 	}

@@ -6,13 +6,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mtkit/mtkit/internal/tcptest"
 )
 
 // TestReadErrors: reads through a Reader fail as
 // net.Conn reads do: a deadline is a timeout, a closed peer an EOF.
 func TestReadErrors(t *testing.T) {
 	t.Parallel()
-	nc, peer := tcpPair(t)
+	nc, peer := tcptest.Pair(t)
 	r := New(nc)
 	if r == nil {
 		t.Fatal("no Reader for a TCP connection")
@@ -51,7 +53,7 @@ func TestNewNotTCP(t *testing.T) {
 // that; before any read it is the current time.
 func TestConnReceived(t *testing.T) {
 	t.Parallel()
-	nc, peer := tcpPair(t)
+	nc, peer := tcptest.Pair(t)
 	r := New(nc)
 	if r == nil {
 		t.Fatal("no Reader for a TCP connection")
@@ -107,32 +109,6 @@ func queued(t testing.TB, nc net.Conn) time.Time {
 	}
 	t.Fatal("no bytes arrived in 10 s")
 	return time.Time{}
-}
-
-// tcpPair returns the two ends of a loopback TCP connection, closed when
-// the test ends.
-func tcpPair(t *testing.T) (a, b net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	a, err = net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	if b = <-accepted; b == nil {
-		t.Fatal("accept failed")
-	}
-	t.Cleanup(func() { b.Close() })
-	return a, b
 }
 
 // stamping waits until the kernel stamps what c reads (it starts a

@@ -24,11 +24,15 @@ func (Closed) Validate() error { return nil }
 // Users implements Schedule.
 func (c Closed) Users() int { return max(c.Clients, 1) }
 
-// Active implements Schedule: Sessions spread evenly over the
-// lanes, the first lanes taking one more when they do not divide.
+// Total is the number of sessions in progress over all lanes: Sessions,
+// at least one per lane.
+func (c Closed) Total() int { return max(c.Sessions, c.Users()) }
+
+// Active implements Schedule: Total spread evenly over the lanes, the
+// first lanes taking one more when they do not divide.
 func (c Closed) Active(user int) int {
 	n := c.Users()
-	total := max(c.Sessions, n)
+	total := c.Total()
 	q := total / n
 	if user < total%n {
 		q++

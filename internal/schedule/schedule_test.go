@@ -17,6 +17,8 @@ var (
 
 const ms = time.Millisecond
 
+// TestClosedLanes: the lanes of a closed loop, the sessions each keeps
+// in progress, and their total.
 func TestClosedLanes(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
@@ -38,10 +40,15 @@ func TestClosedLanes(t *testing.T) {
 			if s.Arrivals() != nil {
 				t.Errorf("Arrivals() != nil for closed lanes")
 			}
+			sum := 0
 			for u, want := range tc.wantActive {
 				if got := s.Active(u); got != want {
 					t.Errorf("Active(%d) = %d, want %d", u, got, want)
 				}
+				sum += s.Active(u)
+			}
+			if s.Total() != sum {
+				t.Errorf("Total() = %d, the lanes' sessions add up to %d", s.Total(), sum)
 			}
 		})
 	}

@@ -137,8 +137,12 @@ func Sweep(stop, abort context.Context, o SweepOptions, src source.Source, sink 
 			continue
 		}
 		results = append(results, res)
-		fmt.Fprintf(o.Log, "mtrun: sweep stage %d %s: %.2f requests/s, lateness p99 %s, failed %.1f%%, steady %v, slo met %v, holds %v\n",
-			n, st, res.Throughput, res.LatenessP99.Round(time.Microsecond), 100*res.Failed, o.Planner.Criteria.Steady(res), res.MeetsSLO, o.Planner.Criteria.Holds(res))
+		wait := "" // unknown in records from before client_wait_ns
+		if res.ClientWaitKnown {
+			wait = ", client wait p99 " + res.ClientWaitP99.Round(time.Microsecond).String()
+		}
+		fmt.Fprintf(o.Log, "mtrun: sweep stage %d %s: %.2f requests/s, lateness p99 %s%s, failed %.1f%%, steady %v, slo met %v, holds %v\n",
+			n, st, res.Throughput, res.LatenessP99.Round(time.Microsecond), wait, 100*res.Failed, o.Planner.Criteria.Steady(res), res.MeetsSLO, o.Planner.Criteria.Holds(res))
 	}
 	if len(results) > 0 {
 		capa := o.Planner.Criteria.Judge(o.Planner.Kind, judge.ObjectiveTexts(o.Objectives), results)

@@ -18,9 +18,11 @@ type Result struct {
 	// requests once they were due and their client free (record
 	// lateness_ns). ClientWaitKnown says the records kept the wait for a
 	// free client apart (client_wait_ns); before that, lateness_ns
-	// included it.
+	// included it. ClientWaitP99 is the 99th percentile of that wait
+	// (0 when not known).
 	LatenessP99     time.Duration
 	ClientWaitKnown bool
+	ClientWaitP99   time.Duration
 	// Failed is the share of requests that failed.
 	Failed float64
 	// MeetsSLO says every objective held over the window (true when there

@@ -122,18 +122,22 @@ func (b *bench) fidelity(ctx context.Context, dir string) error {
 					return err
 				}
 				b.logf("run %d%s, 32 clients x 64 active: %s", i+1, v.label, m.summary)
+				// The target is judged on mtrun's side of the leg: the rest
+				// is the simulator's wake-up (see the note below).
 				b.figs.add(sec, "32 × 64: send leg p50 (mtrun's start → server handler)"+v.label, "ms", nil, q(m.transit, .5))
-				b.figs.add(sec, "32 × 64: send leg p99"+v.label, "ms", v.tgt(atMost(1)), q(m.transit, .99))
-				b.figs.add(sec, "32 × 64: send leg p99, mtrun's side (start stamp → request in the server's socket)"+v.label, "ms", nil, qOrNaN(m.sendCli, .99))
+				b.figs.add(sec, "32 × 64: send leg p99 (mtrun's start → server handler)"+v.label, "ms", nil, q(m.transit, .99))
+				b.figs.add(sec, "32 × 64: send leg p99, mtrun's side (start stamp → request in the server's socket)"+v.label, "ms", v.tgt(atMost(1)), qOrNaN(m.sendCli, .99))
 				b.figs.add(sec, "32 × 64: send leg p99, the server's side (request in its socket → handler)"+v.label, "ms", nil, qOrNaN(m.sendSrv, .99))
 				b.figs.add(sec, "32 × 64: TTFT |error| p99"+v.label, "ms", nil, q(m.ttft, .99))
+				b.figs.add(sec, "32 × 64: TTFT |error| p99, truth from the request's arrival in the server's socket"+v.label, "ms", nil, qOrNaN(m.ttftArr, .99))
 				b.figs.add(sec, "32 × 64: mtrun's threads runnable without a CPU"+v.label, "ms/s", nil, m.cliRQ)
 				b.figs.add(sec, "32 × 64: load average (1 min)"+v.label, "", nil, m.load)
 			}
 		}
 	}
 	b.figs.note(sec, "1,000 streams: client's share of TTFT error p99 (flush returned → mtrun's receive stamp, first chunk)", "a request's TTFT error is exactly its transit (mtrun's start stamp → the simulator's handler: mtrun's write, the kernel, the server's scheduling) + the first chunk held by the server (its stamp → its flush returned) + the client's share (flush returned → mtrun's receive stamp: loopback delivers within the write, so this is what mtrun's stamp adds; since issue 26 mtrun stamps a chunk with the kernel's receive time of its bytes, so its wake-up after them is not in it, where the [before] build stamped when it read); the transit splits at the request's arrival in the simulator's socket (its kernel receive stamp): mtrun's side, then the server's wake-up; the server's send lateness is its own stamp against its schedule (receipt + TTFT for the first token chunk, the first's stamp + n × decode for the n-th after it), which the truth already includes")
-	b.figs.note(sec, "32 × 64: send leg p99", fmt.Sprintf("mtrun --clients 32 --active 64 against a simulator with TTFT %v and a token every %v, %d tokens, think time uniform 0-%v; send leg = the simulator's handler start − mtrun's request start stamp", sendLegTTFT, sendLegDecode, fidTokens, sendLegDecode))
+	b.figs.note(sec, "32 × 64: send leg p99 (mtrun's start → server handler)", fmt.Sprintf("mtrun --clients 32 --active 64 against a simulator with TTFT %v and a token every %v, %d tokens, think time uniform 0-%v; send leg = the simulator's handler start − mtrun's request start stamp (issue 26's definition), split at the kernel's receive stamp of the request's last byte in the simulator's socket into mtrun's side and the server's side (its process's wake-up: the OS and Go schedulers on 2 shared cores); the 1 ms target is judged on mtrun's side, what a client controls, the whole leg is shown beside it (docs/performance.md, issue 26's third pass)", sendLegTTFT, sendLegDecode, fidTokens, sendLegDecode))
+	b.figs.note(sec, "32 × 64: TTFT |error| p99, truth from the request's arrival in the server's socket", "TTFT |error| p99 above takes the truth from the simulator's handler start, so the simulator's wake-up after the request arrived counts as mtrun's error; this one takes it from the kernel's receive stamp of the request's last byte (error = mtrun's side of the send leg + the first chunk's delivery); vLLM's multi-turn script had TTFT |error| p99 33.1 ms here (issue 26, 3 pairs on an idle machine, truth from the handler)")
 	b.figs.note(sec, "TTFT |error| p99, 1 stream(s)", fmt.Sprintf("simulator: TTFT %v, a token every %v, %d tokens; truth = the simulator's receive and send stamps; TTFT error includes the request's and the first chunk's loopback transit", fidTTFT, fidDecode, fidTokens))
 	return nil
 }
@@ -163,6 +167,12 @@ type matched struct {
 	// flush returned) and by the kernel and the client (flush returned →
 	// mtrun's receive stamp), in milliseconds (sorted).
 	srv0, cli0 []float64
+	// ttftArr are the TTFT errors with the truth taken from the request's
+	// arrival in the server's socket (served.arrived) instead of its
+	// handler start: the server's wake-up is then the server's, as a
+	// client that read the first chunk the moment it arrived would see
+	// it (sorted; only requests with an arrival stamp).
+	ttftArr []float64
 	// sched is the server's own send lateness against its schedule: the
 	// first token chunk's stamp − (receipt + TTFT), a later one's −
 	// (the first's stamp + its index × the decode time).
@@ -237,13 +247,16 @@ func matchStamps(recs []*record.Record, srv map[string][]*served, ttft, decode t
 			m.attribute(r, s, ttft, decode)
 			trueTTFT := s.stamps[0] - s.recv
 			m.ttft = append(m.ttft, math.Abs(float64(*r.TTFTNs-trueTTFT))/1e6)
+			if s.arrived != 0 {
+				m.ttftArr = append(m.ttftArr, math.Abs(float64(*r.TTFTNs-(s.stamps[0]-s.arrived)))/1e6)
+			}
 			for j, gap := range r.ITLNs {
 				trueGap := s.stamps[j+1] - s.stamps[j]
 				m.itl = append(m.itl, math.Abs(float64(gap-trueGap))/1e6)
 			}
 		}
 	}
-	for _, v := range [][]float64{m.ttft, m.itl, m.transit, m.sendCli, m.sendSrv, m.srv, m.cli, m.srv0, m.cli0, m.sched} {
+	for _, v := range [][]float64{m.ttft, m.ttftArr, m.itl, m.transit, m.sendCli, m.sendSrv, m.srv, m.cli, m.srv0, m.cli0, m.sched} {
 		slices.Sort(v)
 	}
 	return m
@@ -314,7 +327,7 @@ func (b *bench) fidelityRun(ctx context.Context, h *simHost, dir, name, convs st
 	}
 	sum := fmt.Sprintf("%d requests, %d gaps; TTFT error p50 %.3f p99 %.3f max %.3f ms; ITL error p50 %.3f p99 %.3f max %.3f ms; load %.2f; threads waiting for a CPU: mtrun's %.0f ms/s, the simulator's %.0f ms/s\n",
 		m.requests, len(m.itl), q(m.ttft, .5), q(m.ttft, .99), q(m.ttft, 1), q(m.itl, .5), q(m.itl, .99), q(m.itl, 1), load, cliRQ, srvRQ)
-	sum += fmt.Sprintf("mtbench:     where (p50/p99/max ms): server send lateness %s; request transit %s (mtrun's side %s, the server's %s); first chunk held by the server %s, by the client %s; every chunk held by the server %s, by the client %s; chunks held over 1 ms: %d by the server, %d by the client; the simulator's process (mtbench) collected garbage %d times, paused %.3f ms",
-		spread(m.sched), spread(m.transit), spread(m.sendCli), spread(m.sendSrv), spread(m.srv0), spread(m.cli0), spread(m.srv), spread(m.cli), m.lateSrv, m.lateCli, after.NumGC-before.NumGC, float64(after.PauseTotalNs-before.PauseTotalNs)/1e6)
+	sum += fmt.Sprintf("mtbench:     where (p50/p99/max ms): server send lateness %s; request transit %s (mtrun's side %s, the server's %s); TTFT error with the truth from the request's arrival %s; first chunk held by the server %s, by the client %s; every chunk held by the server %s, by the client %s; chunks held over 1 ms: %d by the server, %d by the client; the simulator's process (mtbench) collected garbage %d times, paused %.3f ms",
+		spread(m.sched), spread(m.transit), spread(m.sendCli), spread(m.sendSrv), spread(m.ttftArr), spread(m.srv0), spread(m.cli0), spread(m.srv), spread(m.cli), m.lateSrv, m.lateCli, after.NumGC-before.NumGC, float64(after.PauseTotalNs-before.PauseTotalNs)/1e6)
 	return &fidelityResult{matched: m, load: load, summary: sum, cliRQ: cliRQ, srvRQ: srvRQ}, nil
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"io"
 	"math"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +48,9 @@ func TestMatchStampsAttribution(t *testing.T) {
 			ttft := stamps[0] + tc.reads[0] - s0
 			itl := []int64{stamps[1] + tc.reads[1] - (stamps[0] + tc.reads[0]), stamps[2] + tc.reads[2] - (stamps[1] + tc.reads[1])}
 			rec := &record.Record{ConversationID: "a", Start: start, TTFTNs: &ttft, ITLNs: itl, Chunks: 3, Phase: record.PhaseMeasure}
-			sv := &served{recv: s0 + ms/2, stamps: stamps}
+			// The request reached the server's socket 0.1 ms after the
+			// start: 0.4 ms of the transit is the server's wake-up.
+			sv := &served{arrived: s0 + ms/10, recv: s0 + ms/2, stamps: stamps}
 			if !tc.noFlush {
 				for j, f := range tc.flushed {
 					sv.flushed = append(sv.flushed, stamps[j]+f)
@@ -70,9 +75,16 @@ func TestMatchStampsAttribution(t *testing.T) {
 			if m.lateSrv != tc.lateSrv || m.lateCli != tc.lateCli {
 				t.Errorf("late srv %d cli %d, want %d and %d", m.lateSrv, m.lateCli, tc.lateSrv, tc.lateCli)
 			}
-			// The parts add up to the errors: TTFT = transit + first delay.
+			if len(m.sendCli) != 1 || !near(m.sendCli[0], 0.1) || len(m.sendSrv) != 1 || !near(m.sendSrv[0], 0.4) {
+				t.Errorf("transit split %v + %v, want [0.1] + [0.4]", m.sendCli, m.sendSrv)
+			}
+			// The parts add up to the errors: TTFT = transit + first delay;
+			// from the arrival, mtrun's side + first delay.
 			if want := m.transit[0] + float64(tc.reads[0])/1e6; len(m.ttft) != 1 || !near(m.ttft[0], want) {
 				t.Errorf("ttft %v, want [%v]", m.ttft, want)
+			}
+			if want := 0.1 + float64(tc.reads[0])/1e6; len(m.ttftArr) != 1 || !near(m.ttftArr[0], want) {
+				t.Errorf("ttft from the arrival %v, want [%v]", m.ttftArr, want)
 			}
 		})
 	}
@@ -92,16 +104,23 @@ func allNear(a, b []float64) bool {
 	return true
 }
 
+// tappedSim serves a fast simulator with the tap for one test.
+func tappedSim(t *testing.T) *simHost {
+	t.Helper()
+	h, err := startSim(sim.Config{TTFTBase: time.Millisecond, DecodePerToken: time.Millisecond}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.close)
+	return h
+}
+
 // TestTapFlushTimes runs one streamed request through the tapped
 // simulator: every token chunk has a stamp and a flush time, in order,
 // the flush after the stamp.
 func TestTapFlushTimes(t *testing.T) {
 	t.Parallel()
-	h, err := startSim(sim.Config{TTFTBase: time.Millisecond, DecodePerToken: time.Millisecond}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.close()
+	h := tappedSim(t)
 	body := `{"model":"mtkit-sim","stream":true,"max_tokens":5,"messages":[{"role":"user","content":"hello there"}]}`
 	req, err := http.NewRequest(http.MethodPost, h.URL+"/v1/chat/completions", strings.NewReader(body))
 	if err != nil {
@@ -132,5 +151,48 @@ func TestTapFlushTimes(t *testing.T) {
 		if sv.flushed[j] < sv.stamps[j] || (j > 0 && sv.stamps[j] < sv.flushed[j-1]) {
 			t.Errorf("chunk %d: stamp %d flushed %d (previous flush %d): out of order", j, sv.stamps[j], sv.flushed[j], sv.flushed[max(j-1, 0)])
 		}
+	}
+}
+
+// TestTapArrivalIsLastByte sends a request whose body follows its head
+// only once the handler asked for it (Expect: 100-continue): the tapped
+// arrival is the body's, after the handler started, not the head's.
+func TestTapArrivalIsLastByte(t *testing.T) {
+	t.Parallel()
+	h := tappedSim(t)
+	c, err := net.Dial("tcp", strings.TrimPrefix(h.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := `{"model":"mtkit-sim","stream":true,"max_tokens":3,"messages":[{"role":"user","content":"hello there"}]}`
+	head := "POST /v1/chat/completions HTTP/1.1\r\nHost: sim\r\nContent-Type: application/json\r\nX-Session-ID: s1\r\n" +
+		"Connection: close\r\nExpect: 100-continue\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+	if _, err := io.WriteString(c, head); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	// The server answers 100 Continue when the handler first reads the body.
+	for _, want := range []string{"HTTP/1.1 100 Continue\r\n", "\r\n"} {
+		line, err := br.ReadString('\n')
+		if err != nil || line != want {
+			t.Fatalf("got %q (%v), want %q", line, err, want)
+		}
+	}
+	sent := time.Now()
+	if _, err := io.WriteString(c, body); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := io.ReadAll(br)
+	if err != nil || !strings.HasPrefix(string(resp), "HTTP/1.1 200") {
+		t.Fatalf("response %q, %v", resp, err)
+	}
+	got := h.tap.take()["s1"]
+	if len(got) != 1 {
+		t.Fatalf("%d requests tapped for s1, want 1", len(got))
+	}
+	sv := got[0]
+	if sv.arrived < sent.UnixNano() || sv.arrived <= sv.recv {
+		t.Errorf("arrived %d, want after the body was sent (%d) and the handler started (%d)", sv.arrived, sent.UnixNano(), sv.recv)
 	}
 }

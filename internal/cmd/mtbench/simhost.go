@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -93,9 +94,11 @@ type connKey struct{}
 // served is what the server did for one request, in Unix nanoseconds of
 // the server's clock.
 type served struct {
-	// arrived is when the request's head reached the server's socket
-	// (the kernel's receive stamp of the read that brought it; 0: not
-	// known), before the server was scheduled to read it.
+	// arrived is when the whole request reached the server's socket:
+	// the kernel's receive stamp of the read that brought its last byte
+	// (0: not known), before the server was scheduled to read it. A
+	// request whose body the handler did not read to its end keeps the
+	// stamp of its head.
 	arrived int64
 	recv    int64   // request handed to the handler (headers read)
 	stamps  []int64 // sim_sent_ns of each token-bearing chunk, in order
@@ -124,12 +127,31 @@ func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sv := &served{recv: recv, stamps: make([]int64, 0, 64), flushed: make([]int64, 0, 64)}
 	if rx, ok := r.Context().Value(connKey{}).(*rxstamp.Reader); ok {
 		sv.arrived = rx.Received().UnixNano()
+		r.Body = &arrivalBody{ReadCloser: r.Body, rx: rx, sv: sv}
 	}
 	t.next.ServeHTTP(&tapWriter{ResponseWriter: w, sv: sv}, r)
 	id := r.Header.Get("X-Session-ID")
 	t.mu.Lock()
 	t.reqs[id] = append(t.reqs[id], sv)
 	t.mu.Unlock()
+}
+
+// arrivalBody is a tapped request's body: when the handler has read it
+// to its end, the request was whole, and served.arrived becomes the
+// kernel's receive stamp of the read that brought its last byte (the
+// same as the head's when head and body came in one read).
+type arrivalBody struct {
+	io.ReadCloser
+	rx *rxstamp.Reader
+	sv *served
+}
+
+func (b *arrivalBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.sv.arrived = b.rx.Received().UnixNano()
+	}
+	return n, err
 }
 
 // take returns and forgets the requests seen so far.
