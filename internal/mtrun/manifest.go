@@ -8,6 +8,7 @@ import (
 	"github.com/mtkit/mtkit/internal/manifest"
 	"github.com/mtkit/mtkit/internal/metrics"
 	"github.com/mtkit/mtkit/internal/replay"
+	"github.com/mtkit/mtkit/internal/schedule"
 )
 
 // argRedactions say how the manifest's command line shows the values of
@@ -26,7 +27,11 @@ func writeManifest(o *Options, sum *replay.Summary, digest string, started time.
 	if path == "" || path == "-" && sum == nil {
 		return nil
 	}
-	m := replay.NewManifest(&o.Replay, started, command.Version(), map[string]any{
+	r := o.Replay
+	if o.Stage.Sweep != nil {
+		r.Schedule = perStage{r.Schedule}
+	}
+	m := replay.NewManifest(&r, started, command.Version(), map[string]any{
 		"warmup_step": o.warmupStep, "sim_config": o.simSpec,
 		"schedule": o.ScheduleName(), "users": o.sched.users, "user_gap": o.sched.userGap.String(), "time_scale": o.sched.timeScale,
 		"segment": o.Scale.Seg.String(), "start_at": o.Scale.Start.String(),
@@ -41,3 +46,10 @@ func writeManifest(o *Options, sum *replay.Summary, digest string, started time.
 	}
 	return m.Write(path, stdout, replay.NewRedactor(&o.Replay).JSON) // the URL's userinfo, echoed model names
 }
+
+// perStage is a sweep's run schedule as the manifest sees it: each stage
+// replaces it (stagerun.Sweep), so none of its closed-loop or rate
+// settings (clients, active, sampling, rate, poisson) applied to the
+// run, as none does to a --stages run; the records' stage_load and the
+// capacity JSON give each stage's.
+type perStage struct{ schedule.Schedule }

@@ -305,3 +305,41 @@ func TestFilesCutCompressed(t *testing.T) {
 		}
 	}
 }
+
+// TestFilesStdinBadLine: a bad record on stdin, read as it is or
+// decompressed already by a caller that peeked at it (mtstats), is
+// reported naming stdin, the line and the field, and the records around
+// it are read.
+func TestFilesStdinBadLine(t *testing.T) {
+	t.Parallel()
+	js := encodeJSONL(t, genRecords(2, 3))
+	lines := bytes.SplitAfter(js, []byte("\n"))
+	bad := slices.Concat(lines[0], []byte(`{"seq":"three"}`+"\n"), lines[1], lines[2])
+	for _, peeked := range []bool{false, true} {
+		var stdin io.Reader = bytes.NewReader(zst(t, bad))
+		if peeked {
+			in, release, err := iox.DecompressToCut(stdin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+			stdin = in
+		}
+		fs := &Files{Stdin: stdin}
+		var errs []string
+		n := 0
+		for fs.Scan() {
+			if err := fs.Err(); err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			n++
+		}
+		if err := fs.Err(); err != nil {
+			t.Fatalf("peeked %v: fatal %v", peeked, err)
+		}
+		if n != 3 || len(errs) != 1 || !strings.HasPrefix(errs[0], "stdin:2: ") || !strings.Contains(errs[0], "seq") {
+			t.Errorf("peeked %v: %d records, errors %q; want 3 and one naming stdin:2 and seq", peeked, n, errs)
+		}
+	}
+}

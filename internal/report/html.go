@@ -68,8 +68,11 @@ type chartSeries struct {
 	// Colour is the palette index of the series; nil: its own index.
 	// Charts with several series per run give each run's the run's.
 	Colour *int `json:"colour,omitempty"`
-	// Dash draws the series (its Join line and legend marker) dashed.
+	// Dash draws the series (its line, Join line and legend marker)
+	// dashed, with hollow points; Dot dotted, for a third series of one
+	// colour.
 	Dash bool `json:"dash,omitempty"`
+	Dot  bool `json:"dot,omitempty"`
 	// Join, on a scatter chart, are indices of X: a line joins the
 	// series' points in this order.
 	Join []int `json:"join,omitempty"`
@@ -576,6 +579,7 @@ const CHARTS = {{.Charts}};
 const PALETTE = {{.Palette}};
 const fmt = v => v == null ? "–" : Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3);
 const colour = (s, i) => PALETTE[(s.colour ?? i) % PALETTE.length];
+const dashOf = s => s.dash ? [6, 4] : s.dot ? [2, 3] : undefined;
 const boxes = document.querySelectorAll("#charts > .chart");
 CHARTS.forEach((c, ci) => {
   const box = boxes[ci].querySelector(".plot");
@@ -588,8 +592,8 @@ CHARTS.forEach((c, ci) => {
     scales: {x: {time: false}, y: {range: yRange}},
     axes: [xAxis, {label: c.ylabel, size: 64, stroke: "#1d2433", grid: {stroke: "#eef0f4"}}],
     series: [{label: c.xlabel, value: (u, v, si, idx) => idx == null ? "" : fmt(v)}].concat(
-      c.series.map((s, i) => ({label: s.label, stroke: colour(s, i), width: 1.6, spanGaps: true, dash: s.dash ? [6, 4] : undefined,
-        points: {show: !!c.points, size: c.scatter ? 8 : 5, fill: s.dash ? "#fff" : undefined}, paths: c.scatter ? () => null : undefined,
+      c.series.map((s, i) => ({label: s.label, stroke: colour(s, i), width: 1.6, spanGaps: true, dash: dashOf(s),
+        points: {show: !!c.points, size: c.scatter ? 8 : 5, fill: dashOf(s) ? "#fff" : undefined}, paths: c.scatter ? () => null : undefined,
         value: (u, v, si, idx) => idx == null ? s.summary : fmt(v)}))),
   };
   const draw = [];
@@ -611,7 +615,7 @@ CHARTS.forEach((c, ci) => {
     c.series.forEach((s, i) => {
       if (!s.join || !u.series[i + 1].show) return;
       ctx.strokeStyle = colour(s, i); ctx.lineWidth = 1.6 * devicePixelRatio;
-      ctx.setLineDash(s.dash ? [6 * devicePixelRatio, 4 * devicePixelRatio] : []);
+      ctx.setLineDash((dashOf(s) || []).map(d => d * devicePixelRatio));
       ctx.beginPath();
       let first = true;
       for (const k of s.join) {

@@ -10,7 +10,8 @@ import (
 // retentionCharts draws the cache retention profiles: the cached share
 // and the median TTFT by reuse distance in tokens, with the capacity
 // marked (the step), and the cached share by idle seconds; one line per
-// input under --compare.
+// input under --compare, each input's lines and marks in its colour (the
+// local tier dashed, the external tier dotted).
 func retentionCharts(rets []LabeledRetention) []ChartSpec {
 	var drawn []LabeledRetention
 	for _, r := range rets {
@@ -45,10 +46,20 @@ func retentionCharts(rets []LabeledRetention) []ChartSpec {
 		XLabel: "reuse distance (tokens of other conversations)", YLabel: "TTFT p50 (ms)", Points: true, X: xs}
 	idle := ChartSpec{Title: "Cache retention by idle time", Note: "the cached share against the seconds since the conversation's previous request ended",
 		XLabel: "idle seconds", YLabel: "cached share (%)", Percent: true, Points: true, X: sxs}
-	for _, r := range drawn {
+	compare := len(drawn) > 1
+	for i, r := range drawn {
 		name := func(s string) string {
-			if len(drawn) > 1 {
+			if compare {
 				return r.Key + " " + s
+			}
+			return s
+		}
+		// series is a line of r: under --compare in r's colour, so that
+		// an input keeps one colour in every chart.
+		series := func(label string, ys []*float64) chartSeries {
+			s := newSeries(name(label), ys)
+			if compare {
+				s.Colour = &i
 			}
 			return s
 		}
@@ -70,13 +81,14 @@ func retentionCharts(rets []LabeledRetention) []ChartSpec {
 		if r.Basis == retention.BasisTTFT {
 			basis = "cached (from TTFT)"
 		}
-		share.Series = append(share.Series, newSeries(name(basis), col(func(b *retention.TokenBucket) *float64 { return b.CachedShare }, true)))
+		share.Series = append(share.Series, series(basis, col(func(b *retention.TokenBucket) *float64 { return b.CachedShare }, true)))
 		if r.Tiers != nil {
-			share.Series = append(share.Series,
-				newSeries(name("local tier"), col(func(b *retention.TokenBucket) *float64 { return b.LocalShare }, true)),
-				newSeries(name("external tier"), col(func(b *retention.TokenBucket) *float64 { return b.ExternalShare }, true)))
+			local := series("local tier", col(func(b *retention.TokenBucket) *float64 { return b.LocalShare }, true))
+			external := series("external tier", col(func(b *retention.TokenBucket) *float64 { return b.ExternalShare }, true))
+			local.Dash, external.Dot = compare, compare // one colour: told apart by the line
+			share.Series = append(share.Series, local, external)
 		}
-		ttft.Series = append(ttft.Series, newSeries(name("TTFT p50"), col(func(b *retention.TokenBucket) *float64 { return b.TTFTP50Ms }, false)))
+		ttft.Series = append(ttft.Series, series("TTFT p50", col(func(b *retention.TokenBucket) *float64 { return b.TTFTP50Ms }, false)))
 		ys := make([]*float64, len(sxs))
 		for _, b := range r.ProfileSeconds {
 			w := r.ProfileSeconds[0].Hi - r.ProfileSeconds[0].Lo
@@ -86,14 +98,21 @@ func retentionCharts(rets []LabeledRetention) []ChartSpec {
 				ys[k] = &y
 			}
 		}
-		idle.Series = append(idle.Series, newSeries(name(basis), ys))
+		idle.Series = append(idle.Series, series(basis, ys))
 		var marks []chartMark
+		mark := func(x float64, label string) {
+			m := chartMark{X: x, Label: name(label)}
+			if compare {
+				m.Colour = &i
+			}
+			marks = append(marks, m)
+		}
 		if c := r.CapacityTokens; c != nil {
-			marks = append(marks, chartMark{X: *c, Label: name(fmt.Sprintf("capacity %.0f", *c))})
+			mark(*c, fmt.Sprintf("capacity %.0f", *c))
 		}
 		if r.Tiers != nil && r.Tiers.LocalCapacityTokens != nil {
 			c := *r.Tiers.LocalCapacityTokens
-			marks = append(marks, chartMark{X: c, Label: name(fmt.Sprintf("local %.0f", c))})
+			mark(c, fmt.Sprintf("local %.0f", c))
 		}
 		share.Marks = append(share.Marks, marks...)
 		ttft.Marks = append(ttft.Marks, marks...)
