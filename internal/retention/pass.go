@@ -84,7 +84,7 @@ type recentSeg struct {
 }
 
 // recentSlots is the length of Pass.recent (a power of two).
-const recentSlots = 1 << 16
+const recentSlots = 1 << 12
 
 // runConvs is the conversations of one run.
 type runConvs struct {
