@@ -20,6 +20,8 @@ package retention
 import (
 	"hash/maphash"
 	"math"
+	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/mtkit/mtkit/internal/record"
@@ -41,40 +43,64 @@ type req struct {
 // Pass accumulates the requests of one or more runs. The zero value is not
 // usable; call New.
 type Pass struct {
-	// runs holds each run's conversations, numbered from 0 across runs.
-	runs  map[string]*runConvs
-	nconv int32 // conversations numbered
-	// ids is each conversation's id, by number; hash hashes an id.
-	ids   []string
-	hash  func(string) uint64
-	reqs  requests
-	later int // counted requests but first turns: about the rows of the analysis
+	// runs holds each run's conversations by client and its number.
+	runs map[string]*runConvs
+	// segs is the provisional conversations that Add numbers requests
+	// with, without a lookup in a map of every conversation: a new one
+	// each time a client's conversation id is not the one of its last
+	// record and the id is not in recent. number merges those of one
+	// (run, id) into a conversation.
+	segs []segment
+	// recent is the last segment of each hash's slot (hash modulo its
+	// length), so that conversations that come back after others (a
+	// client serving several) seldom make another segment.
+	recent []recentSeg
+	hash   func(string) uint64
+	// nconv is the conversations numbered by number; numbered is how many
+	// of the first requests have their conversation's number in conv
+	// (the rest have their segment's).
+	nconv    int32
+	numbered int
+	reqs     requests
+	later    int // counted requests but first turns: about the rows of the analysis
 	// run is the last record's run: records come in runs of one run id.
 	run    string
 	runCur *runConvs
 }
 
+// segment is a provisional conversation: its id (a copy), its run's
+// number, and the hash of both.
+type segment struct {
+	id  string
+	h   uint64
+	run int32
+}
+
+// recentSeg is a slot of Pass.recent: a segment and its hash; seg -1 for
+// none.
+type recentSeg struct {
+	h   uint64
+	seg int32
+}
+
+// recentSlots is the length of Pass.recent (a power of two).
+const recentSlots = 1 << 16
+
 // runConvs is the conversations of one run.
 type runConvs struct {
-	// byHash is the number of the first conversation whose id has the
-	// hash: a map of 12-byte entries, cheaper to probe and grow than one
-	// of strings. byID holds the conversations whose hash an earlier
-	// one took (nil until one does).
-	byHash map[uint64]int32
-	byID   map[string]int32
-	// byClient is, by client number, the conversation of the client's
-	// last record. A client serves one conversation at a time, so most
-	// records find theirs here, with no map lookup.
+	n int32 // the run's number, from 0 in order of appearance
+	// byClient is, by client number, the segment of the client's last
+	// record. A client serves one conversation at a time, so most records
+	// find theirs here, with no hash and no lookup.
 	byClient []clientConv
 }
 
-// clientConv is a client's last conversation: its id as the record gave it
-// (a decoder's dictionary entry, which the next records of the
-// conversation share: comparing them costs nothing) and its number; ci
-// -1 for none.
+// clientConv is a client's last segment: its id (the segment's copy, so
+// that no record's string is kept: a decoder's buffer may hold it) and
+// number; seg -1 for none.
 type clientConv struct {
-	id string
-	ci int32
+	id  string
+	seg int32
 }
 
 // maxClientCache bounds the client numbers runConvs.byClient holds.
@@ -83,7 +109,11 @@ const maxClientCache = 1 << 16
 // New returns an empty Pass.
 func New() *Pass {
 	seed := maphash.MakeSeed()
-	return &Pass{runs: map[string]*runConvs{}, hash: func(s string) uint64 { return maphash.String(seed, s) }}
+	p := &Pass{runs: map[string]*runConvs{}, hash: func(s string) uint64 { return maphash.String(seed, s) }, recent: make([]recentSeg, recentSlots)}
+	for i := range p.recent {
+		p.recent[i].seg = -1
+	}
+	return p
 }
 
 // Add adds one record. counted says whether the request is profiled
@@ -101,7 +131,7 @@ func (p *Pass) Add(r *record.Record, counted bool) {
 		// decoder's buffer).
 		p.run, p.runCur = strings.Clone(r.RunID), p.runs[r.RunID]
 		if p.runCur == nil {
-			p.runCur = &runConvs{byHash: map[uint64]int32{}}
+			p.runCur = &runConvs{n: int32(len(p.runs))}
 			p.runs[p.run] = p.runCur
 		}
 	}
@@ -158,51 +188,101 @@ func (s *requests) len() int { return s.n }
 // at returns request i.
 func (s *requests) at(i int) *req { return &s.chunks[i>>chunkBits][i&(chunkLen-1)] }
 
-// conversation returns the number of r's conversation in the current run,
-// numbering it if it is new.
+// conversation returns the segment of r's conversation in the current
+// run, starting one if r's client had another conversation last and the
+// id is not in recent.
 func (p *Pass) conversation(r *record.Record) int32 {
 	rc, cl := p.runCur, r.Client
 	if cl >= 0 && cl < len(rc.byClient) {
-		if e := &rc.byClient[cl]; e.ci >= 0 && e.id == r.ConversationID {
-			return e.ci
+		if e := &rc.byClient[cl]; e.seg >= 0 && e.id == r.ConversationID {
+			return e.seg
 		}
 	}
-	ci := p.lookup(rc, r.ConversationID)
+	seg := p.segment(rc, r.ConversationID)
 	if cl >= 0 && cl < maxClientCache {
 		for len(rc.byClient) <= cl {
-			rc.byClient = append(rc.byClient, clientConv{ci: -1})
+			rc.byClient = append(rc.byClient, clientConv{seg: -1})
 		}
-		rc.byClient[cl] = clientConv{r.ConversationID, ci}
+		rc.byClient[cl] = clientConv{p.segs[seg].id, seg}
 	}
-	return ci
+	return seg
 }
 
-// lookup returns the number of the conversation id of rc, numbering it
-// if it is new.
-func (p *Pass) lookup(rc *runConvs, id string) int32 {
-	h := p.hash(id)
-	ci, ok := rc.byHash[h]
-	if ok && p.ids[ci] == id {
-		return ci
-	}
-	if ok { // another id has the hash
-		if ci, ok := rc.byID[id]; ok {
-			return ci
+// segment returns the recent segment of the conversation id of rc, or a
+// new one.
+func (p *Pass) segment(rc *runConvs, id string) int32 {
+	h := p.hash(id) ^ uint64(rc.n)*0x9e3779b97f4a7c15
+	e := &p.recent[h&(recentSlots-1)]
+	if e.seg >= 0 && e.h == h {
+		if s := &p.segs[e.seg]; s.run == rc.n && s.id == id {
+			return e.seg
 		}
 	}
-	ci = p.nconv
-	p.nconv++
-	id = strings.Clone(id)
-	p.ids = append(p.ids, id)
-	if !ok {
-		rc.byHash[h] = ci
-	} else {
-		if rc.byID == nil {
-			rc.byID = map[string]int32{}
-		}
-		rc.byID[id] = ci
+	seg := int32(len(p.segs))
+	p.segs = append(p.segs, segment{strings.Clone(id), h, rc.n})
+	*e = recentSeg{h, seg}
+	return seg
+}
+
+// number gives every request its conversation's number in place of its
+// segment's: the segments of one (run, id) are one conversation, numbered
+// in order of first appearance, so that the numbers of earlier calls stay.
+// It sorts the segments by hash, rather than look each up in a map as Add
+// goes: a sort of a few hundred thousand keys costs less than as many
+// lookups in a map that big.
+func (p *Pass) number() {
+	if p.numbered == p.reqs.len() {
+		return
 	}
-	return ci
+	n := len(p.segs)
+	// Keys: the top bits of the hash, then the segment: sorted, the
+	// segments of a hash are side by side, in order.
+	b := bits.Len(uint(n))
+	low := uint64(1)<<b - 1
+	keys := make([]uint64, n)
+	for s := range p.segs {
+		keys[s] = p.segs[s].h&^low | uint64(s)
+	}
+	slices.Sort(keys)
+	// first is each segment's conversation's first segment.
+	first := make([]int32, n)
+	var reps []int32 // the first segments of one group of keys
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && keys[j]&^low == keys[i]&^low {
+			j++
+		}
+		reps = reps[:0]
+		for _, k := range keys[i:j] {
+			s := int32(k & low)
+			first[s] = s
+			for _, t := range reps {
+				if a, b := &p.segs[t], &p.segs[s]; a.run == b.run && a.id == b.id {
+					first[s] = t
+					break
+				}
+			}
+			if first[s] == s {
+				reps = append(reps, s)
+			}
+		}
+		i = j
+	}
+	conv := first // numbered in place: first[t] ≤ s is done by then
+	next := int32(0)
+	for s := range first {
+		if t := first[s]; t == int32(s) {
+			conv[s] = next
+			next++
+		} else {
+			conv[s] = conv[t]
+		}
+	}
+	for i := p.numbered; i < p.reqs.len(); i++ {
+		r := p.reqs.at(i)
+		r.conv = conv[r.conv]
+	}
+	p.nconv, p.numbered = next, p.reqs.len()
 }
 
 // Len returns the number of requests added (successful first choices).

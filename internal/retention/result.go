@@ -250,10 +250,12 @@ func (a *Analysis) Result(o Options) *Result {
 	return res
 }
 
-// sharedPrefixes returns per conversation the tokens it shares with
-// others: the cached tokens of its first request, when that request is
-// turn 0 (nothing of the conversation itself can be cached then).
+// sharedPrefixes numbers the conversations (number) and returns per
+// conversation the tokens it shares with others: the cached tokens of its
+// first request, when that request is turn 0 (nothing of the conversation
+// itself can be cached then).
 func (p *Pass) sharedPrefixes() []int32 {
+	p.number()
 	shared := make([]int32, int(p.nconv))
 	first := make([]int64, int(p.nconv))
 	for c := range first {
@@ -327,21 +329,29 @@ func cut(q99 float64, target int, integer bool) (g grid, n int) {
 // that the profiles share.
 type profiler struct {
 	rows []row
-	// xs is the value of each row that cuts the buckets, buf the values
-	// of a figure in order of bucket.
-	xs, buf []float64
-	bucket  []int32
+	// buf is the values of a figure in order of bucket, bucket each
+	// row's bucket.
+	buf    []float64
+	bucket []int32
 }
 
 func newProfiler(rows []row) *profiler {
 	n := len(rows)
-	return &profiler{rows: rows, xs: make([]float64, n), buf: make([]float64, n), bucket: make([]int32, n)}
+	return &profiler{rows: rows, buf: make([]float64, n), bucket: make([]int32, n)}
 }
 
-// q99 returns the 99th percentile of pr.xs.
-func (pr *profiler) q99() float64 {
-	return stats.QuantileSelect(append(pr.buf[:0], pr.xs...), 0.99)
+// q99 returns the 99th percentile of x over the rows.
+func (pr *profiler) q99(x func(*row) float64) float64 {
+	for k := range pr.rows {
+		pr.buf[k] = x(&pr.rows[k])
+	}
+	return stats.QuantileSelect(pr.buf, 0.99)
 }
+
+// rowTokens and rowSeconds are the values that cut the two profiles'
+// buckets.
+func rowTokens(w *row) float64  { return float64(w.tokens) }
+func rowSeconds(w *row) float64 { return max(0, w.secs) }
 
 // tokens buckets the rows by reuse distance in tokens; it returns the
 // buckets and the rows of each.
@@ -350,12 +360,8 @@ func (pr *profiler) tokens() ([]TokenBucket, [][]int32) {
 	if len(rows) == 0 {
 		return []TokenBucket{}, nil
 	}
-	xs := pr.xs
-	for k := range rows {
-		xs[k] = float64(rows[k].tokens)
-	}
-	g, n := cut(pr.q99(), bucketsFor(len(xs)), true)
-	groups := pr.group(g.edge(1), n)
+	g, n := cut(pr.q99(rowTokens), bucketsFor(len(rows)), true)
+	groups := pr.group(rowTokens, g.edge(1), n)
 	secs := pr.medians(groups, func(w *row) float64 { return w.secs })
 	convs := pr.medians(groups, func(w *row) float64 { return float64(w.convs) })
 	prevCtx := pr.medians(groups, func(w *row) float64 { return float64(w.prevCtx) })
@@ -391,12 +397,8 @@ func (pr *profiler) seconds() ([]SecondsBucket, [][]int32) {
 	if len(rows) == 0 {
 		return []SecondsBucket{}, nil
 	}
-	xs := pr.xs
-	for k := range rows {
-		xs[k] = max(0, rows[k].secs)
-	}
-	g, n := cut(pr.q99(), bucketsFor(len(xs)), false)
-	groups := pr.group(g.edge(1), n)
+	g, n := cut(pr.q99(rowSeconds), bucketsFor(len(rows)), false)
+	groups := pr.group(rowSeconds, g.edge(1), n)
 	tokens := pr.medians(groups, func(w *row) float64 { return float64(w.tokens) })
 	cells := pr.cells(groups)
 	out := make([]SecondsBucket, 0, n)
@@ -409,7 +411,7 @@ func (pr *profiler) seconds() ([]SecondsBucket, [][]int32) {
 		hi := g.edge(b + 1)
 		if b == n-1 {
 			for _, k := range idx {
-				hi = max(hi, xs[k])
+				hi = max(hi, rowSeconds(&rows[k]))
 			}
 		}
 		out = append(out, SecondsBucket{Lo: g.edge(b), Hi: hi, TokensP50: tokens[b], Cell: cells[b]})
@@ -417,21 +419,21 @@ func (pr *profiler) seconds() ([]SecondsBucket, [][]int32) {
 	return out, kept
 }
 
-// group returns the indices of pr.xs per bucket of width, the last bucket
-// taking everything beyond, and leaves each row's bucket in pr.bucket: a
-// counting sort, the groups slices of one new array.
-func (pr *profiler) group(width float64, n int) [][]int32 {
-	xs, bucket := pr.xs, pr.bucket
+// group returns the indices of the rows per bucket of x of width, the last
+// bucket taking everything beyond, and leaves each row's bucket in
+// pr.bucket: a counting sort, the groups slices of one new array.
+func (pr *profiler) group(x func(*row) float64, width float64, n int) [][]int32 {
+	bucket := pr.bucket
 	count := make([]int, n+1)
-	for k, x := range xs {
-		b := min(n-1, int(x/width))
+	for k := range pr.rows {
+		b := min(n-1, int(x(&pr.rows[k])/width))
 		bucket[k] = int32(b)
 		count[b+1]++
 	}
 	for b := range n {
 		count[b+1] += count[b]
 	}
-	idx := make([]int32, len(xs))
+	idx := make([]int32, len(pr.rows))
 	fill := slices.Clone(count[:n])
 	for k, b := range bucket {
 		idx[fill[b]] = int32(k)
