@@ -93,6 +93,8 @@ func (b *bench) fidelity(ctx context.Context, dir string) error {
 					b.figs.add(sec, "1,000 streams: first chunk held by the server p99 (stamp → flush returned)"+v.label, "ms", nil, q(m.srv0, .99))
 					b.figs.add(sec, "1,000 streams: client's share of TTFT error p99 (flush returned → mtrun's receive stamp, first chunk)"+v.label, "ms", v.tgt(atMost(2)), q(m.cli0, .99))
 					b.figs.add(sec, "1,000 streams: client's share, every chunk, p99"+v.label, "ms", nil, q(m.cli, .99))
+					b.figs.add(sec, "1,000 streams: chunks read together with the next (sharing its stamp)"+v.label, "%", nil, 100*float64(m.sharedStamp)/float64(len(m.cli)))
+					b.figs.add(sec, "1,000 streams: client's share, chunks last in their read, p99"+v.label, "ms", nil, qOrNaN(m.cliLast, .99))
 					b.figs.add(sec, "1,000 streams: mtrun's threads runnable without a CPU"+v.label, "ms/s", nil, m.cliRQ)
 					b.figs.add(sec, "1,000 streams: the simulator's threads runnable without a CPU"+v.label, "ms/s", nil, m.srvRQ)
 					b.figs.add(sec, "1,000 streams: load average (1 min)"+v.label, "", nil, m.load)
@@ -136,6 +138,7 @@ func (b *bench) fidelity(ctx context.Context, dir string) error {
 		}
 	}
 	b.figs.note(sec, "1,000 streams: client's share of TTFT error p99 (flush returned → mtrun's receive stamp, first chunk)", "a request's TTFT error is exactly its transit (mtrun's start stamp → the simulator's handler: mtrun's write, the kernel, the server's scheduling) + the first chunk held by the server (its stamp → its flush returned) + the client's share (flush returned → mtrun's receive stamp: loopback delivers within the write, so this is what mtrun's stamp adds; since issue 26 mtrun stamps a chunk with the kernel's receive time of its bytes, so its wake-up after them is not in it, where the [before] build stamped when it read); the transit splits at the request's arrival in the simulator's socket (its kernel receive stamp): mtrun's side, then the server's wake-up; the server's send lateness is its own stamp against its schedule (receipt + TTFT for the first token chunk, the first's stamp + n × decode for the n-th after it), which the truth already includes")
+	b.figs.note(sec, "1,000 streams: chunks read together with the next (sharing its stamp)", "a chunk whose recorded gap to the next is exactly zero came in one read with it and carries the stamp of that read's last segment (TCP gives one receive stamp per read, and the kernel merges segments that wait unread in a socket, keeping the later stamp): its arrival is not known, and its client's share includes the wait for the later chunk; the client's share of the chunks last in their read is the kernel's delivery alone")
 	b.figs.note(sec, "32 × 64: send leg p99 (mtrun's start → server handler)", fmt.Sprintf("mtrun --clients 32 --active 64 against a simulator with TTFT %v and a token every %v, %d tokens, think time uniform 0-%v; send leg = the simulator's handler start − mtrun's request start stamp (issue 26's definition), split at the kernel's receive stamp of the request's last byte in the simulator's socket into mtrun's side and the server's side (its process's wake-up: the OS and Go schedulers on 2 shared cores); the 1 ms target is judged on mtrun's side, what a client controls, the whole leg is shown beside it (docs/performance.md, issue 26's third pass)", sendLegTTFT, sendLegDecode, fidTokens, sendLegDecode))
 	b.figs.note(sec, "32 × 64: TTFT |error| p99, truth from the request's arrival in the server's socket", "TTFT |error| p99 above takes the truth from the simulator's handler start, so the simulator's wake-up after the request arrived counts as mtrun's error; this one takes it from the kernel's receive stamp of the request's last byte (error = mtrun's side of the send leg + the first chunk's delivery); vLLM's multi-turn script had TTFT |error| p99 33.1 ms here (issue 26, 3 pairs on an idle machine, truth from the handler)")
 	b.figs.note(sec, "TTFT |error| p99, 1 stream(s)", fmt.Sprintf("simulator: TTFT %v, a token every %v, %d tokens; truth = the simulator's receive and send stamps; TTFT error includes the request's and the first chunk's loopback transit", fidTTFT, fidDecode, fidTokens))
@@ -162,6 +165,12 @@ type matched struct {
 	sendCli, sendSrv []float64
 	// lateSrv and lateCli count chunks whose srv or cli part is over 1 ms.
 	lateSrv, lateCli int
+	// sharedStamp counts chunks read together with the next one (a zero
+	// recorded gap): they carry the later chunk's stamp. cliLast is the
+	// cli part of the other chunks, each the last of its read, whose
+	// stamp is its own arrival (ms, sorted).
+	sharedStamp int
+	cliLast     []float64
 	// The TTFT error of a request is exactly transit + srv0 + cli0: the
 	// request's transit, then the first chunk held by the server (stamp →
 	// flush returned) and by the kernel and the client (flush returned →
@@ -207,6 +216,15 @@ func (m *matched) attribute(r *record.Record, s *served, ttft, decode time.Durat
 		srv, cli := float64(held)/1e6, float64(read-stamp-held)/1e6
 		m.srv = append(m.srv, srv)
 		m.cli = append(m.cli, cli)
+		// A zero gap to the next chunk: both came in one read and share
+		// the stamp of its last segment, so this chunk's arrival is not
+		// known (the kernel merges segments that wait unread in a socket
+		// and keeps the later stamp).
+		if j+1 < len(s.stamps) && r.ITLNs[j] == 0 {
+			m.sharedStamp++
+		} else {
+			m.cliLast = append(m.cliLast, cli)
+		}
 		if j == 0 {
 			m.srv0 = append(m.srv0, srv)
 			m.cli0 = append(m.cli0, cli)
@@ -256,7 +274,7 @@ func matchStamps(recs []*record.Record, srv map[string][]*served, ttft, decode t
 			}
 		}
 	}
-	for _, v := range [][]float64{m.ttft, m.ttftArr, m.itl, m.transit, m.sendCli, m.sendSrv, m.srv, m.cli, m.srv0, m.cli0, m.sched} {
+	for _, v := range [][]float64{m.ttft, m.ttftArr, m.itl, m.transit, m.sendCli, m.sendSrv, m.srv, m.cli, m.cliLast, m.srv0, m.cli0, m.sched} {
 		slices.Sort(v)
 	}
 	return m
@@ -327,7 +345,7 @@ func (b *bench) fidelityRun(ctx context.Context, h *simHost, dir, name, convs st
 	}
 	sum := fmt.Sprintf("%d requests, %d gaps; TTFT error p50 %.3f p99 %.3f max %.3f ms; ITL error p50 %.3f p99 %.3f max %.3f ms; load %.2f; threads waiting for a CPU: mtrun's %.0f ms/s, the simulator's %.0f ms/s\n",
 		m.requests, len(m.itl), q(m.ttft, .5), q(m.ttft, .99), q(m.ttft, 1), q(m.itl, .5), q(m.itl, .99), q(m.itl, 1), load, cliRQ, srvRQ)
-	sum += fmt.Sprintf("mtbench:     where (p50/p99/max ms): server send lateness %s; request transit %s (mtrun's side %s, the server's %s); TTFT error with the truth from the request's arrival %s; first chunk held by the server %s, by the client %s; every chunk held by the server %s, by the client %s; chunks held over 1 ms: %d by the server, %d by the client; the simulator's process (mtbench) collected garbage %d times, paused %.3f ms",
-		spread(m.sched), spread(m.transit), spread(m.sendCli), spread(m.sendSrv), spread(m.ttftArr), spread(m.srv0), spread(m.cli0), spread(m.srv), spread(m.cli), m.lateSrv, m.lateCli, after.NumGC-before.NumGC, float64(after.PauseTotalNs-before.PauseTotalNs)/1e6)
+	sum += fmt.Sprintf("mtbench:     where (p50/p99/max ms): server send lateness %s; request transit %s (mtrun's side %s, the server's %s); TTFT error with the truth from the request's arrival %s; first chunk held by the server %s, by the client %s; every chunk held by the server %s, by the client %s; chunks held over 1 ms: %d by the server, %d by the client; chunks read together with the next %.1f %%, the client's share of the others %s; the simulator's process (mtbench) collected garbage %d times, paused %.3f ms",
+		spread(m.sched), spread(m.transit), spread(m.sendCli), spread(m.sendSrv), spread(m.ttftArr), spread(m.srv0), spread(m.cli0), spread(m.srv), spread(m.cli), m.lateSrv, m.lateCli, 100*float64(m.sharedStamp)/float64(max(len(m.cli), 1)), spread(m.cliLast), after.NumGC-before.NumGC, float64(after.PauseTotalNs-before.PauseTotalNs)/1e6)
 	return &fidelityResult{matched: m, load: load, summary: sum, cliRQ: cliRQ, srvRQ: srvRQ}, nil
 }

@@ -34,6 +34,10 @@ func TestMatchStampsAttribution(t *testing.T) {
 		srv, cli             []float64 // want, sorted
 		lateSrv, lateCli     int
 		noFlush, wantNoSplit bool
+		// shared chunks came in one read with the next; cliLast is the
+		// cli part of the others (nil: all of cli).
+		shared  int
+		cliLast []float64
 	}{
 		{name: "on time", reads: []int64{ms / 5, ms / 5, ms / 5}, flushed: []int64{ms / 10, ms / 10, ms / 10},
 			srv: []float64{0.1, 0.1, 0.1}, cli: []float64{0.1, 0.1, 0.1}},
@@ -42,6 +46,9 @@ func TestMatchStampsAttribution(t *testing.T) {
 		{name: "server holds a chunk", reads: []int64{ms / 5, 3 * ms, ms / 5}, flushed: []int64{ms / 10, 4 * ms, ms / 10},
 			// read 1 ms before the flush returned: all 3 ms were the server's
 			srv: []float64{0.1, 0.1, 3}, cli: []float64{0, 0.1, 0.1}, lateSrv: 1},
+		{name: "two chunks in one read", reads: []int64{ms / 5, 20*ms + ms/5, ms / 5}, flushed: []int64{ms / 10, ms / 10, ms / 10},
+			// chunk 1 was read with chunk 2, 20 ms after its stamp
+			srv: []float64{0.1, 0.1, 0.1}, cli: []float64{0.1, 0.1, 20.1}, lateCli: 1, shared: 1, cliLast: []float64{0.1, 0.1}},
 		{name: "no flush times", reads: []int64{ms / 5, ms / 5, ms / 5}, noFlush: true, wantNoSplit: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,6 +78,13 @@ func TestMatchStampsAttribution(t *testing.T) {
 			}
 			if !allNear(m.srv, tc.srv) || !allNear(m.cli, tc.cli) {
 				t.Errorf("srv %v cli %v, want %v and %v", m.srv, m.cli, tc.srv, tc.cli)
+			}
+			wantLast := tc.cliLast
+			if wantLast == nil {
+				wantLast = tc.cli
+			}
+			if m.sharedStamp != tc.shared || !allNear(m.cliLast, wantLast) {
+				t.Errorf("shared %d, cli of the last of each read %v, want %d and %v", m.sharedStamp, m.cliLast, tc.shared, wantLast)
 			}
 			if m.lateSrv != tc.lateSrv || m.lateCli != tc.lateCli {
 				t.Errorf("late srv %d cli %d, want %d and %d", m.lateSrv, m.lateCli, tc.lateSrv, tc.lateCli)
