@@ -13,7 +13,7 @@ import (
 
 // benchCorpus returns about 2 MB of English: Newton's Opticks (shipped with
 // Go) repeated.
-func benchCorpus(b *testing.B) string {
+func benchCorpus(b testing.TB) string {
 	b.Helper()
 	//lint:ignore SA1019 tests run with the toolchain, whose GOROOT holds the file
 	data, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "testdata", "Isaac.Newton-Opticks.txt"))
