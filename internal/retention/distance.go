@@ -3,6 +3,7 @@ package retention
 import (
 	"iter"
 	"math"
+	"slices"
 )
 
 // reuse is the reuse of one later turn: request i came back after prev.
@@ -47,20 +48,88 @@ type timed struct {
 	i int32
 }
 
-// order returns the request indices sorted by key, ties by index: an LSD
-// radix sort of the keys less their minimum, 11 bits a pass, as many
-// passes as the span of the keys needs (4 for a run of an hour in ns).
+// order returns the request indices sorted by key, ties by index.
+// Records come nearly in order of start (mtbench writes them in order of
+// schedule): most requests have no smaller key after them and are in
+// order already. order sorts only the others, the out-of-order ones, and
+// merges the two, unless they are more than maxOutOfOrder of the requests
+// (mtrun writes records as requests end: a long request puts every request
+// that started during it out of order); then it sorts them all.
 func order(reqs *requests, key func(*req) int64) []int32 {
 	n := reqs.len()
-	keys, idx := make([]uint64, n), make([]int32, n)
+	// From the end: a request is out of order when a later one has a
+	// smaller key.
+	in := make([]bool, n)
+	var out []int32
+	least := int64(math.MaxInt64)
+	for i := n - 1; i >= 0; i-- {
+		if k := key(reqs.at(i)); k > least {
+			out = append(out, int32(i))
+			if len(out) > n/maxOutOfOrder {
+				return sortByKey(reqs, key, nil)
+			}
+		} else {
+			least, in[i] = k, true
+		}
+	}
+	if len(out) == 0 {
+		idx := make([]int32, n)
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		return idx
+	}
+	slices.Reverse(out)
+	out = sortByKey(reqs, key, out)
+	// Merge: both in order of key, ties by index.
+	idx := make([]int32, 0, n)
+	i := 0
+	for _, o := range out {
+		ko := key(reqs.at(int(o)))
+		for ; i < n; i++ {
+			if !in[i] {
+				continue
+			}
+			if k := key(reqs.at(i)); k > ko || k == ko && int32(i) > o {
+				break
+			}
+			idx = append(idx, int32(i))
+		}
+		idx = append(idx, o)
+	}
+	for ; i < n; i++ {
+		if in[i] {
+			idx = append(idx, int32(i))
+		}
+	}
+	return idx
+}
+
+// maxOutOfOrder is the inverse of the share of out-of-order requests past
+// which order sorts them all.
+const maxOutOfOrder = 4
+
+// sortByKey returns the request indices idx (nil: all, in order) sorted by
+// key, ties in their order in idx: an LSD radix sort of the keys less
+// their minimum, 11 bits a pass, as many passes as the span of the keys
+// needs (4 for a run of an hour in ns).
+func sortByKey(reqs *requests, key func(*req) int64, idx []int32) []int32 {
+	if idx == nil {
+		idx = make([]int32, reqs.len())
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+	}
+	n := len(idx)
+	keys := make([]uint64, n)
 	lo := int64(math.MaxInt64)
-	for i := range n {
-		lo = min(lo, key(reqs.at(i)))
+	for _, i := range idx {
+		lo = min(lo, key(reqs.at(int(i))))
 	}
 	var span uint64
-	for i := range n {
-		keys[i], idx[i] = uint64(key(reqs.at(i))-lo), int32(i)
-		span = max(span, keys[i])
+	for k, i := range idx {
+		keys[k] = uint64(key(reqs.at(int(i))) - lo)
+		span = max(span, keys[k])
 	}
 	const bits, mask = 11, 1<<11 - 1
 	tk, ti := make([]uint64, n), make([]int32, n)

@@ -300,24 +300,37 @@ func TestRequests(t *testing.T) {
 	}
 }
 
-// TestOrder checks the radix sort against a comparison sort: by key,
-// ties by index, keys spanning several passes.
+// TestOrder checks order against a stable comparison sort: by key, ties
+// by index, keys spanning several radix passes; in random order (all
+// sorted by radix) and nearly in order (the out-of-order ones sorted and
+// merged), with ties between the two.
 func TestOrder(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(9, 9))
 	for _, span := range []int64{1, 5, 3000, 1 << 40, 1 << 62} {
-		reqs := make([]req, 5000)
-		for i := range reqs {
-			reqs[i].start = 1e18 + rng.Int64N(span)
-		}
-		got := order(storeOf(reqs), func(r *req) int64 { return r.start })
-		want := make([]int32, len(reqs))
-		for i := range want {
-			want[i] = int32(i)
-		}
-		slices.SortStableFunc(want, func(a, b int32) int { return stdcmp.Compare(reqs[a].start, reqs[b].start) })
-		if !slices.Equal(got, want) {
-			t.Errorf("span %d: radix order differs from the stable sort", span)
+		for _, moved := range []float64{1, 0, 0.001, 0.05, 0.2, 0.3} {
+			reqs := make([]req, 5000)
+			for i := range reqs {
+				if moved == 1 {
+					reqs[i].start = 1e18 + rng.Int64N(span)
+				} else {
+					reqs[i].start = 1e18 + int64(float64(i)/float64(len(reqs))*float64(span))
+				}
+			}
+			for i := range reqs {
+				if moved < 1 && rng.Float64() < moved {
+					reqs[i].start = 1e18 + rng.Int64N(span) // too early, or too late
+				}
+			}
+			got := order(storeOf(reqs), func(r *req) int64 { return r.start })
+			want := make([]int32, len(reqs))
+			for i := range want {
+				want[i] = int32(i)
+			}
+			slices.SortStableFunc(want, func(a, b int32) int { return stdcmp.Compare(reqs[a].start, reqs[b].start) })
+			if !slices.Equal(got, want) {
+				t.Errorf("span %d, moved %v: order differs from the stable sort", span, moved)
+			}
 		}
 	}
 }

@@ -9,11 +9,12 @@
 // same is given per tier.
 //
 // The pass is streaming: Add keeps a few numbers per request (48 bytes, in
-// chunks) and one map entry per conversation, and Result does the work in
-// O(n log n): a radix sort of the requests by start (none when they came in
-// that order), one sweep with a heap of the requests in flight and a
-// Fenwick tree over the time-ordered touches, and one 48-byte row per
-// profiled later turn.
+// chunks) and a 32-byte segment per conversation (more when conversations
+// come back after others), and Result does the work in O(n log n): a sort
+// of the segments' hashes that numbers the conversations, a radix sort of
+// the out-of-order requests by start merged with the rest, one sweep with
+// a heap of the requests in flight and a Fenwick tree over the
+// time-ordered touches, and one 48-byte row per profiled later turn.
 // docs/mtstats.md ("Cache retention") defines every figure.
 package retention
 
@@ -84,7 +85,7 @@ type recentSeg struct {
 }
 
 // recentSlots is the length of Pass.recent (a power of two).
-const recentSlots = 1 << 16
+const recentSlots = 1 << 12
 
 // runConvs is the conversations of one run.
 type runConvs struct {
