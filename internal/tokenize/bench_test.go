@@ -13,7 +13,7 @@ import (
 
 // benchCorpus returns about 2 MB of English: Newton's Opticks (shipped with
 // Go) repeated.
-func benchCorpus(b *testing.B) string {
+func benchCorpus(b testing.TB) string {
 	b.Helper()
 	//lint:ignore SA1019 tests run with the toolchain, whose GOROOT holds the file
 	data, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "testdata", "Isaac.Newton-Opticks.txt"))
@@ -154,5 +154,33 @@ func BenchmarkBuiltinLoad(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkCountMessage is the per-call cost of Count on the texts mtrun
+// counts each turn: a 32-token answer and a 100-word user message, cut from
+// the English corpus at word boundaries (pieces mostly in the cache, as in
+// a long run). ns/op and allocs/op are per call.
+func BenchmarkCountMessage(b *testing.B) {
+	words := strings.Fields(benchCorpus(b)[10000:20000])
+	texts := []struct{ name, text string }{
+		{"answer32", strings.Join(words[:27], " ")},
+		{"message100", strings.Join(words[100:200], " ")},
+	}
+	for _, model := range []string{"o200k_base", "cl100k_base", "qwen3"} {
+		for _, x := range texts {
+			b.Run(model+"/"+x.name, func(b *testing.B) {
+				tok, err := Load(specFor(b, model))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				n := tok.Count(x.text) // fills the piece cache
+				for b.Loop() {
+					tok.Count(x.text)
+				}
+				b.ReportMetric(float64(n), "tokens")
+			})
+		}
 	}
 }

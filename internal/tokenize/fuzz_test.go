@@ -43,9 +43,10 @@ func FuzzParseJSON(f *testing.F) {
 	})
 }
 
-// roundTripTokenizers returns the tokenizers FuzzRoundTrip checks: the
-// built-ins, a synthetic byte-level BPE and the fixtures that exist.
-func roundTripTokenizers(f *testing.F) map[string]Tokenizer {
+// roundTripTokenizers returns the tokenizers FuzzRoundTrip and
+// TestCountIsLenEncode check: the built-ins, a synthetic byte-level BPE and
+// the fixtures that exist.
+func roundTripTokenizers(f testing.TB) map[string]Tokenizer {
 	f.Helper()
 	toks := map[string]Tokenizer{}
 	for _, m := range builtinModels {

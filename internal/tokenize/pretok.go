@@ -50,6 +50,20 @@ type finder interface {
 	find(s string, fn func(start, end int))
 }
 
+// coverFinder is a finder whose pattern matches at every position, so that
+// its matches cover s one after the other: match returns the end (> i) of
+// the match that starts at i < len(s). splitter uses it to cut s without a
+// callback.
+type coverFinder interface {
+	finder
+	match(s string, i int) int
+}
+
+var (
+	_ coverFinder = fastSplit{}
+	_ coverFinder = o200kSplit{}
+)
+
 // regexFinder finds the matches of a regexp2 expression (default .NET
 // mode: Unicode-aware classes, lookarounds).
 type regexFinder struct{ re *regexp2.Regexp }
@@ -105,6 +119,15 @@ func (sp *splitter) split(s string, emit func(string)) {
 	}
 	if sp.behavior == behaviorIsolated {
 		// Every match and every gap is a piece of its own, inverted or not.
+		if c, ok := sp.f.(coverFinder); ok {
+			// No gaps; and no closure to allocate.
+			for i := 0; i < len(s); {
+				e := c.match(s, i)
+				emit(s[i:e])
+				i = e
+			}
+			return
+		}
 		prev := 0
 		sp.f.find(s, func(start, end int) {
 			if start > prev {
