@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -65,10 +66,17 @@ var (
 )
 
 // regexFinder finds the matches of a regexp2 expression (default .NET
-// mode: Unicode-aware classes, lookarounds).
+// mode: Unicode-aware classes, lookarounds). A match that runs out of the
+// expression's MatchTimeout ends the search: the rest of s is then left
+// unmatched.
 type regexFinder struct{ re *regexp2.Regexp }
 
 func (f regexFinder) find(s string, fn func(start, end int)) {
+	_ = f.findErr(s, fn)
+}
+
+// findErr is find that returns regexp2's error (a match timeout).
+func (f regexFinder) findErr(s string, fn func(start, end int)) error {
 	m, err := f.re.FindStringMatch(s)
 	// regexp2 reports rune offsets; walk the string to turn them into
 	// byte offsets.
@@ -87,6 +95,42 @@ func (f regexFinder) find(s string, fn func(start, end int)) {
 		fn(start, end)
 		m, err = f.re.FindNextMatch(m)
 	}
+	return err
+}
+
+// splitMatchTimeout bounds the time of one match of a tokenizer.json's own
+// split regex. regexp2 backtracks, so a pattern such as (a+)+$ takes time
+// exponential in the length of a run of a's: with the bound, such a match
+// ends with an error instead of hanging the tool. A normal pattern's match
+// takes microseconds.
+const splitMatchTimeout = time.Second
+
+// probeKinds are the kinds of character a tokenizer.json's split regex is
+// probed with at load: letters, digits, spaces, punctuation, CJK, emoji.
+var probeKinds = []string{"a", "A", "é", "1", " ", "\n", "!", "'", "中", "😀"}
+
+// probeRun is the length of a probe's run of one kind of character: long
+// enough for exponential backtracking to run out of splitMatchTimeout.
+const probeRun = 48
+
+// checkBacktracking runs f on every run of probeRun characters of one kind
+// followed by one character of another kind (the texts on which
+// catastrophic backtracking shows) and returns an error if a match ran out
+// of its MatchTimeout.
+func checkBacktracking(f regexFinder) error {
+	for _, run := range probeKinds {
+		for _, end := range probeKinds {
+			if end == run {
+				continue
+			}
+			if err := f.findErr(strings.Repeat(run, probeRun)+end, func(int, int) {}); err != nil {
+				// Not err itself: regexp2's message repeats the whole text.
+				return fmt.Errorf("a match took over %v on %d × %q then %q (catastrophic backtracking: rewrite the regex)",
+					f.re.MatchTimeout, probeRun, run, end)
+			}
+		}
+	}
+	return nil
 }
 
 // literalFinder finds the occurrences of a fixed string.
@@ -256,7 +300,12 @@ func compileSplit(p *hfPattern) (finder, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pattern %q: %w", *p.Regex, err)
 		}
-		return regexFinder{re}, nil
+		re.MatchTimeout = splitMatchTimeout
+		f := regexFinder{re}
+		if err := checkBacktracking(f); err != nil {
+			return nil, fmt.Errorf("pattern.Regex %q: %w", *p.Regex, err)
+		}
+		return f, nil
 	case p.String != nil:
 		return literalFinder{*p.String}, nil
 	}

@@ -2,6 +2,7 @@ package tokenize
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -255,5 +256,45 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("error %q does not name the file", err)
 			}
 		})
+	}
+}
+
+// TestSplitBacktracking checks that a tokenizer.json whose split regex
+// backtracks catastrophically (regexp2 has no linear-time guarantee) is
+// refused at load with an error naming the file and the field, rather than
+// loaded and left to hang Count or Encode on a text such as a long run of
+// one letter. It passes because ParseJSON returns at all: a match runs out
+// of splitMatchTimeout long before its exponential end.
+func TestSplitBacktracking(t *testing.T) {
+	t.Parallel()
+	split := func(regex string) map[string]any {
+		return map[string]any{"type": "Sequence", "pretokenizers": []any{
+			map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": false},
+			map[string]any{"type": "Split", "pattern": map[string]any{"Regex": regex}, "behavior": "Isolated"},
+		}}
+	}
+	for _, tc := range []struct{ name, regex, probe string }{
+		{"nested plus", `(a+)+$`, `48 × "a" then "A"`},
+		{"nested letters", `(\p{L}+)+\d`, `48 × "a" then "A"`},
+		{"alternation", `(?:\s|\s\s)*x`, `48 × " " then "a"`},
+		{"digits", `^(\d*)*!?$`, `48 × "1" then "a"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseJSON(synthJSON(synthSpec{preTokenizer: split(tc.regex)}), "slow.json")
+			if err == nil {
+				t.Fatalf("%s: no error", tc.regex)
+			}
+			want := fmt.Sprintf("slow.json: pre_tokenizer.pretokenizers[1]: pattern.Regex %q: a match took over 1s on %s", tc.regex, tc.probe)
+			if !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("error %q, want it to start with %q", err, want)
+			}
+		})
+	}
+	// Lookarounds and other backtracking constructs that stay fast load.
+	for _, regex := range []string{`(?<=a)b`, `\s+(?!\S)|\s+`, `(?i:'s|'t)|\p{L}+|\p{N}{1,3}`} {
+		if _, err := ParseJSON(synthJSON(synthSpec{preTokenizer: split(regex)}), "fast.json"); err != nil {
+			t.Errorf("%s: %v", regex, err)
+		}
 	}
 }
