@@ -37,6 +37,9 @@ func TestGolden(t *testing.T) {
 		{"by-turn-json", nil, []string{"--by", "turn", "-f", "json", "testdata/shard1.jsonl"}},
 		{"bad-by-detail", nil, []string{"--by", "turn", "--by-detail", "some", "testdata/base.jsonl"}},
 		{"by-conversation", nil, []string{"--by", "conversation", "testdata/tuned.parquet"}},
+		// A run split in two whose segment 1 carries client_wait_ns and segment 0 does not.
+		{"segments-wait", nil, []string{"testdata/base.jsonl", "testdata/shard1-wait.jsonl"}},
+		{"segments-wait-json", nil, []string{"-f", "json", "testdata/base.jsonl", "testdata/shard1-wait.jsonl"}},
 		{"by-run-merge", nil, []string{"--by", "run", "testdata/base.jsonl", "testdata/shard1.jsonl", "testdata/base.jsonl", "testdata/tuned.jsonl"}},
 		{"include-warmup", nil, []string{"--include-warmup", "--by", "phase", "--format", "csv", "testdata/base.jsonl"}},
 		{"stdin", base, []string{"--where", "turn>=2 && client==1"}},

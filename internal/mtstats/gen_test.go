@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,11 +31,23 @@ func TestGenTestdata(t *testing.T) {
 	tuned := statstest.Records(statstest.Config{Seed: 101, Run: "tuned", Convs: 24, MaxTurns: 5, Warmup: 2, ITL: true,
 		Start: time.Date(2026, 5, 4, 11, 0, 0, 0, time.UTC)})
 	shard1 := statstest.Records(statstest.Config{Seed: 102, Run: "base", Shard: 1, Convs: 8, MaxTurns: 3, NoCache: true})
+	// shard1 as a version that keeps the client wait apart would have
+	// written it: a wait of 0 to 300 ms before each send, with the same
+	// start and lateness (so the turn was due that much earlier).
+	shard1Wait := slices.Clone(shard1)
+	for i := range shard1Wait {
+		r := &shard1Wait[i]
+		w := int64(i*7%5) * int64(75*time.Millisecond)
+		r.ClientWaitNs = &w
+		r.Scheduled = r.Scheduled.Add(-time.Duration(w))
+		r.IntendedLatencyNs += w
+	}
 	for name, data := range map[string][]byte{
-		"base.jsonl":    statstest.JSONL(t, base),
-		"tuned.jsonl":   statstest.JSONL(t, tuned),
-		"shard1.jsonl":  statstest.JSONL(t, shard1),
-		"tuned.parquet": statstest.Parquet(t, tuned),
+		"base.jsonl":        statstest.JSONL(t, base),
+		"shard1-wait.jsonl": statstest.JSONL(t, shard1Wait),
+		"tuned.jsonl":       statstest.JSONL(t, tuned),
+		"shard1.jsonl":      statstest.JSONL(t, shard1),
+		"tuned.parquet":     statstest.Parquet(t, tuned),
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)

@@ -73,6 +73,10 @@ type chartSeries struct {
 	// colour.
 	Dash bool `json:"dash,omitempty"`
 	Dot  bool `json:"dot,omitempty"`
+	// Hide draws the series only once its legend entry is clicked (and
+	// leaves it out of the y range until then): a figure whose scale
+	// would flatten the others'. The legend and the table show its values.
+	Hide bool `json:"hide,omitempty"`
 	// Join, on a scatter chart, are indices of X: a line joins the
 	// series' points in this order.
 	Join []int `json:"join,omitempty"`
@@ -592,7 +596,7 @@ CHARTS.forEach((c, ci) => {
     scales: {x: {time: false}, y: {range: yRange}},
     axes: [xAxis, {label: c.ylabel, size: 64, stroke: "#1d2433", grid: {stroke: "#eef0f4"}}],
     series: [{label: c.xlabel, value: (u, v, si, idx) => idx == null ? "" : fmt(v)}].concat(
-      c.series.map((s, i) => ({label: s.label, stroke: colour(s, i), width: 1.6, spanGaps: true, dash: dashOf(s),
+      c.series.map((s, i) => ({label: s.label, show: !s.hide, stroke: colour(s, i), width: 1.6, spanGaps: true, dash: dashOf(s),
         points: {show: !!c.points, size: c.scatter ? 8 : 5, fill: dashOf(s) ? "#fff" : undefined}, paths: c.scatter ? () => null : undefined,
         value: (u, v, si, idx) => idx == null ? s.summary : fmt(v)}))),
   };

@@ -73,6 +73,16 @@ func stageCharts(runs []judge.StagedRun) []ChartSpec {
 				newSeries("p99", col(func(r judge.StageRow) stats.Num { return r.TTFTP99 })),
 				newSeries("lateness p99", col(func(r judge.StageRow) stats.Num { return r.LatenessP99 })),
 			}
+			// Client wait beside lateness when the records kept it apart
+			// (client_wait_ns; older records did not). Hidden until its
+			// legend entry is clicked: a closed loop's waits are seconds
+			// and would flatten the TTFT axis; the legend and the table
+			// under the chart give its values.
+			if slices.ContainsFunc(r.Stages, func(r judge.StageRow) bool { return !math.IsNaN(float64(r.ClientWaitP99)) }) {
+				wait := newSeries("client wait p99", col(func(r judge.StageRow) stats.Num { return r.ClientWaitP99 }))
+				wait.Hide = true
+				ttft.Series = append(ttft.Series, wait)
+			}
 		} else {
 			thr.Series = append(thr.Series, newSeries(r.Label+" throughput", col(func(r judge.StageRow) stats.Num { return r.Throughput })))
 			ttft.Series = append(ttft.Series, newSeries(r.Label+" p95", col(func(r judge.StageRow) stats.Num { return r.TTFTP95 })))

@@ -1,12 +1,18 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mtkit/mtkit/internal/judge"
 	"github.com/mtkit/mtkit/internal/record"
+	"github.com/mtkit/mtkit/internal/stats"
 	"github.com/mtkit/mtkit/internal/sweep"
 )
 
@@ -191,3 +197,54 @@ func TestHTMLStageTurns(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLStagesClientWait: one run's TTFT-by-stage chart carries the
+// client wait p99 beside lateness p99 when the stages have it (a gap for a
+// stage without it), hidden until its legend entry is clicked, and has no
+// such series when no stage has it (older records), in the chart data and
+// in the page's CHARTS.
+func TestHTMLStagesClientWait(t *testing.T) {
+	t.Parallel()
+	nan := stats.Num(math.NaN())
+	for _, tc := range []struct {
+		name string
+		wait []stats.Num // by stage
+		want []*float64  // nil: no series
+	}{
+		{"known", []stats.Num{0, 900, 1500}, []*float64{ptr(0), ptr(900), ptr(1500)}},
+		{"known for some stages", []stats.Num{nan, 900, 1500}, []*float64{nil, ptr(900), ptr(1500)}},
+		{"older records", []stats.Num{nan, nan, nan}, nil},
+	} {
+		var rows []judge.StageRow
+		for i, w := range tc.wait {
+			rows = append(rows, judge.StageRow{Stage: i + 1, Load: fmt.Sprintf("users=%d", 8*(i+1)), Throughput: stats.Num(10 * (i + 1)),
+				TTFTP50: 20, TTFTP95: 30, TTFTP99: 40, LatenessP99: 0.5, LatencyP50: 100, ClientWaitP99: w})
+		}
+		ttft := stageCharts([]judge.StagedRun{{Stages: rows}})[1]
+		i := slices.IndexFunc(ttft.Series, func(s chartSeries) bool { return s.Label == "client wait p99" })
+		late := slices.IndexFunc(ttft.Series, func(s chartSeries) bool { return s.Label == "lateness p99" })
+		if tc.want == nil {
+			if i >= 0 {
+				t.Errorf("%s: client wait series %+v, want none", tc.name, ttft.Series[i])
+			}
+		} else if i != late+1 || !ttft.Series[i].Hide || !slices.EqualFunc(ttft.Series[i].Y, tc.want, func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }) {
+			t.Errorf("%s: client wait is series %d (lateness %d) of %+v; want %v, hidden, after lateness", tc.name, i, late, ttft.Series, tc.want)
+		}
+		var page bytes.Buffer
+		if err := WriteHTML(&page, &Report{Summary: &stats.Group{}, Stages: rows}); err != nil {
+			t.Fatal(err)
+		}
+		_, js, _ := strings.Cut(page.String(), "const CHARTS = ")
+		js, _, _ = strings.Cut(js, ";\n")
+		var charts []ChartSpec
+		if err := json.Unmarshal([]byte(js), &charts); err != nil {
+			t.Fatalf("%s: CHARTS: %v", tc.name, err)
+		}
+		got := slices.ContainsFunc(charts[1].Series, func(s chartSeries) bool { return s.Label == "client wait p99" && s.Hide })
+		if got != (tc.want != nil) || !strings.Contains(page.String(), "show: !s.hide") {
+			t.Errorf("%s: the page's TTFT-by-stage chart has a hidden client wait series: %v, want %v", tc.name, got, tc.want != nil)
+		}
+	}
+}
+
+func ptr(x float64) *float64 { return &x }

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,17 +34,28 @@ func (t *textWriter) segments(rep *stats.SegmentsReport) {
 			kv = append(kv, [2]string{"DISAGREE", d.String()})
 		}
 		t.pairs(kv)
+		header := []string{"segment", "host", "inputs", "requests", "sessions", "start_offset_ms", "lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms"}
+		// Client wait beside lateness when the records kept it apart
+		// (client_wait_ns; older records did not).
+		withWait := slices.ContainsFunc(r.Segments, func(s *stats.SegmentAt) bool { return !math.IsNaN(float64(s.ClientWaitMaxMs)) })
+		if withWait {
+			header = append(header, "client_wait_p50_ms", "client_wait_p99_ms", "client_wait_max_ms")
+		}
 		rows := make([][]string, 0, len(r.Segments))
 		for _, s := range r.Segments {
 			host := s.Host
 			if host == "" {
 				host = "-"
 			}
-			rows = append(rows, []string{fmt.Sprintf("%d/%d", s.Index, r.Count), host, strings.Join(s.Inputs, " "),
+			row := []string{fmt.Sprintf("%d/%d", s.Index, r.Count), host, strings.Join(s.Inputs, " "),
 				strconv.Itoa(s.Requests), strconv.Itoa(s.Sessions), fmtNum(float64(s.StartOffsetMs)),
-				fmtNum(float64(s.LatenessP50Ms)), fmtNum(float64(s.LatenessP99Ms)), fmtNum(float64(s.LatenessMaxMs))})
+				fmtNum(float64(s.LatenessP50Ms)), fmtNum(float64(s.LatenessP99Ms)), fmtNum(float64(s.LatenessMaxMs))}
+			if withWait {
+				row = append(row, fmtNum(float64(s.ClientWaitP50Ms)), fmtNum(float64(s.ClientWaitP99Ms)), fmtNum(float64(s.ClientWaitMaxMs)))
+			}
+			rows = append(rows, row)
 		}
-		t.table([]string{"segment", "host", "inputs", "requests", "sessions", "start_offset_ms", "lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms"}, rows)
+		t.table(header, rows)
 	}
 }
 

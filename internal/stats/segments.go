@@ -98,6 +98,12 @@ type SegmentAt struct {
 	LatenessP50Ms  Num        `json:"lateness_p50_ms"`
 	LatenessP99Ms  Num        `json:"lateness_p99_ms"`
 	LatenessMaxMs  Num        `json:"lateness_max_ms"`
+	// ClientWait… are the p50/p99/max of client_wait_ns over the
+	// segment's records that carry it; NaN (null in JSON) when none does
+	// (records from older versions), never 0.
+	ClientWaitP50Ms Num `json:"client_wait_p50_ms"`
+	ClientWaitP99Ms Num `json:"client_wait_p99_ms"`
+	ClientWaitMaxMs Num `json:"client_wait_max_ms"`
 }
 
 // segKey names one segment of one run.
@@ -114,6 +120,7 @@ type segAcc struct {
 	sessions map[string]struct{}
 	first    time.Time
 	lateness []float64 // ms
+	wait     []float64 // ms, of the records with client_wait_ns
 }
 
 // Segments accumulates the per-segment view; it is cheap when the input
@@ -267,6 +274,9 @@ func (s *Segments) Add(r *record.Record) {
 		a.first = r.Scheduled
 	}
 	a.lateness = append(a.lateness, Millis(r.LatenessNs))
+	if r.ClientWaitNs != nil {
+		a.wait = append(a.wait, Millis(*r.ClientWaitNs))
+	}
 	a.sessions[r.ConversationID] = struct{}{}
 	at := s.sessionAt[r.RunID]
 	if at == nil {
@@ -329,19 +339,15 @@ func (s *Segments) Report() *SegmentsReport {
 			a := s.accs[segKey{run, sh}]
 			present[sh] = true
 			seg := &SegmentAt{Index: sh, Host: a.host, Inputs: a.inputs, Requests: a.requests, Sessions: len(a.sessions)}
-			seg.StartOffsetMs, seg.LatenessP50Ms, seg.LatenessP99Ms, seg.LatenessMaxMs = Num(math.NaN()), Num(math.NaN()), Num(math.NaN()), Num(math.NaN())
+			seg.StartOffsetMs = Num(math.NaN())
 			if !a.first.IsZero() {
 				f := a.first.UTC()
 				seg.FirstScheduled = &f
 				off := Millis(int64(a.first.Sub(earliest)))
 				seg.StartOffsetMs, latest = Num(off), max(latest, off)
 			}
-			if len(a.lateness) > 0 {
-				slices.Sort(a.lateness)
-				seg.LatenessP50Ms = Num(Quantile(a.lateness, 0.5))
-				seg.LatenessP99Ms = Num(Quantile(a.lateness, 0.99))
-				seg.LatenessMaxMs = Num(a.lateness[len(a.lateness)-1])
-			}
+			seg.LatenessP50Ms, seg.LatenessP99Ms, seg.LatenessMaxMs = p50p99max(a.lateness)
+			seg.ClientWaitP50Ms, seg.ClientWaitP99Ms, seg.ClientWaitMaxMs = p50p99max(a.wait)
 			if len(a.inputs) > 1 {
 				sr.Duplicated = append(sr.Duplicated, sh)
 			}
@@ -368,6 +374,17 @@ func (s *Segments) Report() *SegmentsReport {
 		return nil
 	}
 	return &rep
+}
+
+// p50p99max sorts xs and returns its p50, p99 and max; NaN for each when
+// xs is empty.
+func p50p99max(xs []float64) (p50, p99, maxi Num) {
+	if len(xs) == 0 {
+		nan := Num(math.NaN())
+		return nan, nan, nan
+	}
+	slices.Sort(xs)
+	return Num(Quantile(xs, 0.5)), Num(Quantile(xs, 0.99)), Num(xs[len(xs)-1])
 }
 
 // segmentSettings returns the settings segment and start_at of m ("" when
