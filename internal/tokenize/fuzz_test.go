@@ -12,6 +12,11 @@ import (
 // FuzzParseJSON feeds malformed tokenizer.json documents to ParseJSON: it
 // must return a tokenizer or an error naming the file, never panic, and a
 // tokenizer it returns must encode without panicking.
+//
+// Its inputs are kilobytes (a byte-level vocab), so go's minimization of a
+// new input (quadratic in its length) runs to -fuzzminimizetime (60 s by
+// default) while the fuzzer reports 0 execs/s: run it with e.g.
+// -fuzzminimizetime 5s (scripts/fuzz.sh -m 5s).
 func FuzzParseJSON(f *testing.F) {
 	f.Add(synthJSON(synthSpec{merges: [][2]string{{"a", "b"}, {"ab", "c"}}}))
 	f.Add(synthJSON(synthSpec{merges: [][2]string{{"a", "b"}}, stringMerges: true, ignoreMerges: true,
