@@ -181,11 +181,11 @@ func TestScheduleWiring(t *testing.T) {
 			t.Parallel()
 			o := parse(t, tc.args...)
 			o.Timed = tc.timed
-			if err := o.ChooseSchedule(); err != nil {
+			if err := o.Plan(); err != nil {
 				t.Fatal(err)
 			}
-			if r := o.Replay; r.Schedule != tc.want || o.ScheduleName() != tc.named {
-				t.Errorf("schedule %#v named %q; want %#v named %q", r.Schedule, o.ScheduleName(), tc.want, tc.named)
+			if r := o.Replay; r.Schedule != tc.want || r.Shape().Name() != tc.named {
+				t.Errorf("schedule %#v named %q; want %#v named %q", r.Schedule, r.Shape().Name(), tc.want, tc.named)
 			}
 		})
 	}
@@ -213,10 +213,7 @@ func TestSegmentWiring(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			o := parse(t, append(tc.args, "--run-id", "r")...)
-			if err := o.ChooseSchedule(); err != nil {
-				t.Fatal(err)
-			}
-			if err := o.ApplySegment(); err != nil {
+			if err := o.Plan(); err != nil {
 				t.Fatal(err)
 			}
 			r := o.Replay

@@ -67,14 +67,14 @@ func TestStagesWiring(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			o := parse(t, tc.args...)
-			if err := o.ChooseSchedule(); err != nil {
+			if err := o.Plan(); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(schedule.Schedule(tc.want), o.Replay.Schedule); diff != "" {
 				t.Errorf("schedule (-want +got):\n%s", diff)
 			}
-			if !o.Replay.Loop || o.ScheduleName() != "stages" {
-				t.Errorf("loop %v, schedule name %q; want a loop named stages", o.Replay.Loop, o.ScheduleName())
+			if !o.Replay.Loop || o.Replay.Shape().Name() != "stages" {
+				t.Errorf("loop %v, schedule name %q; want a loop named stages", o.Replay.Loop, o.Replay.Shape().Name())
 			}
 		})
 	}

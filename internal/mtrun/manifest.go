@@ -33,7 +33,7 @@ func writeManifest(o *Options, sum *replay.Summary, digest string, started time.
 	}
 	m := replay.NewManifest(&r, started, command.Version(), map[string]any{
 		"warmup_step": o.warmupStep, "sim_config": o.simSpec,
-		"schedule": o.ScheduleName(), "users": o.sched.users, "user_gap": o.sched.userGap.String(), "time_scale": o.sched.timeScale,
+		"schedule": o.scheduleName(), "users": o.sched.users, "user_gap": o.sched.userGap.String(), "time_scale": o.sched.timeScale,
 		"segment": o.Scale.Seg.String(), "start_at": o.Scale.Start.String(),
 	})
 	m.Args, m.Input, m.InputHash, m.Tokenizer = o.args, o.input, digest, o.tokenizer

@@ -60,10 +60,7 @@ func Run(ctx context.Context, o *Options, s command.Streams) (err error) {
 	if o.cfg.dryRun {
 		return o.dryRun(s.Out)
 	}
-	if err := o.ChooseSchedule(); err != nil {
-		return err
-	}
-	if err := o.ApplySegment(); err != nil {
+	if err := o.Plan(); err != nil {
 		return err
 	}
 	if o.Replay.RunID == "" {

@@ -55,12 +55,24 @@ func (v *Flags) scheduleFlags() (scheduleFlags, error) {
 	return f, nil
 }
 
-// ChooseSchedule sets the replay's schedule once the input is known:
+// Plan plans the run once the input is known (Timed, an inference-perf
+// config's plan): it chooses the replay's schedule (chooseSchedule) and
+// hands the replay this segment's part of it (applySegment), in
+// o.Replay's Schedule, Loop, Start, Lanes and Owns. Run replays what it
+// planned; the manifest names the schedule (scheduleName).
+func (o *Options) Plan() error {
+	if err := o.chooseSchedule(); err != nil {
+		return err
+	}
+	return o.applySegment()
+}
+
+// chooseSchedule sets the replay's schedule once the input is known:
 // --users gives user-centric gaps; a timed input (trace timestamps) is
 // replayed on the trace clock unless --rate, --users or --clients was
 // given; otherwise --rate gives open-loop arrivals and --clients and
 // --active closed-loop users (also a sweep's, whose stages replace it).
-func (o *Options) ChooseSchedule() error {
+func (o *Options) chooseSchedule() error {
 	f := o.sched
 	switch {
 	case o.cfg.plan != nil:
@@ -94,8 +106,9 @@ func (f scheduleFlags) closed() schedule.Closed {
 	return schedule.Closed{Clients: f.clients, Sessions: f.active}
 }
 
-// ScheduleName names the run's schedule in the manifest.
-func (o *Options) ScheduleName() string {
+// scheduleName names the run's schedule in the manifest: a sweep's is
+// "sweep" (each stage replaces the run's), else the schedule's own name.
+func (o *Options) scheduleName() string {
 	if o.Stage.Sweep != nil {
 		return "sweep"
 	}

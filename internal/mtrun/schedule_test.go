@@ -37,7 +37,7 @@ func TestChooseSchedule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := &Options{input: "in.jsonl", Timed: tc.timed, sched: tc.flags}
 			o.Replay.Loop = tc.loop
-			err := o.ChooseSchedule()
+			err := o.chooseSchedule()
 			if tc.wantErr != "" {
 				var exit *command.ExitError
 				if !errors.As(err, &exit) || exit.Code != command.ExitUsage || !strings.Contains(err.Error(), tc.wantErr) {

@@ -54,7 +54,7 @@ func (v *Flags) segmentOptions(o *Options) error {
 	return nil
 }
 
-// ApplySegment hands the replay this segment's part once the schedule is
+// applySegment hands the replay this segment's part once the schedule is
 // chosen. The schedule stays the whole run's (every stage, level,
 // arrival time and user stagger); closed lanes (--clients, --users,
 // clients and users stages) run the segment's lanes under their global
@@ -62,7 +62,7 @@ func (v *Flags) segmentOptions(o *Options) error {
 // (--rate, rate stages, the trace clock) draw every session's arrival
 // and fire every N-th. With --start-at the schedule counts from the
 // common start.
-func (o *Options) ApplySegment() error {
+func (o *Options) applySegment() error {
 	s := &o.Scale
 	if !s.Start.At.IsZero() && !o.warmupStep {
 		o.Replay.Start = s.Start.At

@@ -42,7 +42,7 @@ func TestAskedRate(t *testing.T) {
 		{"stages", Options{sched: scheduleFlags{clients: 1, poisson: true}, Stage: StageSettings{Stages: rates}}, 0},
 		{"sweep", Options{sched: scheduleFlags{clients: 1, poisson: true}, Stage: StageSettings{Sweep: &SweepSettings{Planner: sweep.Planner{Kind: sweep.Rate}}}}, 0},
 	} {
-		if err := tc.o.ChooseSchedule(); err != nil {
+		if err := tc.o.chooseSchedule(); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if got := tc.o.askedRate(); got != tc.want {
