@@ -239,7 +239,7 @@ func TestInferencePerfSweep(t *testing.T) {
 	}
 	text := strings.Replace(string(orig), "http://0.0.0.0:8000", srv.URL, 1)
 	text = strings.Replace(text, "  stages:\n  - rate: 20                      # Send all 20 users' requests per second\n    duration: 5\n",
-		"  interval: 0\n  sweep:\n    type: linear\n    num_requests: 40\n    timeout: 6\n    num_stages: 2\n    stage_duration: 2\n    saturation_percentile: 50\n", 1)
+		"  interval: 0\n  sweep:\n    type: linear\n    num_requests: 40\n    timeout: 30\n    num_stages: 2\n    stage_duration: 2\n    saturation_percentile: 50\n", 1)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
